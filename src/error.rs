@@ -1,0 +1,99 @@
+//! The one error type of gpumat.
+//!
+//! Every failure says what went wrong and where: the operation and shapes for
+//! a mismatch, the row and column of a non-finite entry, the column of a
+//! failed Cholesky pivot, the file and line of a parse error. Indices in
+//! messages are 1-based, as LAPACK's `INFO` and Matrix Market files are.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `Result` with gpumat's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in gpumat.
+///
+/// `Error` is `Clone` so that a failure found on the device can be stored in
+/// every matrix that depends on it and raised at each later blocking read.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Operand shapes do not fit the operation.
+    #[error("dimension mismatch in {op}: {detail}")]
+    DimensionMismatch { op: &'static str, detail: String },
+
+    /// An operand has no rows or no columns where the operation needs some.
+    #[error("{what} is empty ({rows}×{cols})")]
+    Empty { what: String, rows: usize, cols: usize },
+
+    /// A NaN or infinity where finite input is required.
+    #[error("{what} has a non-finite entry {value} at row {row}, column {col}")]
+    NonFinite { what: String, row: usize, col: usize, value: f64 },
+
+    /// Cholesky met a non-positive pivot: the leading minor of order `column`
+    /// (1-based) is not positive definite.
+    #[error("matrix is not positive definite: pivot in column {column} is not positive")]
+    NotPositiveDefinite { column: usize },
+
+    /// A factorization met an exactly zero (or, unpivoted, too small) pivot at
+    /// `pivot` (1-based).
+    #[error("matrix is singular: pivot {pivot} is zero")]
+    Singular { pivot: usize },
+
+    /// An iteration stopped before reaching its tolerance.
+    #[error("{what} did not converge in {iterations} iterations (last relative residual {residual:.3e})")]
+    NotConverged { what: String, iterations: usize, residual: f64 },
+
+    /// An argument outside the operation's domain (negative weight, bad option,
+    /// overlapping operands, unknown column name).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The device, its driver or a kernel compiler reported a failure.
+    #[error("device error: {0}")]
+    Device(String),
+
+    /// A device allocation did not fit.
+    #[error("out of device memory: asked for {requested} bytes, {free} bytes free")]
+    OutOfDeviceMemory { requested: usize, free: usize },
+
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: Arc<std::io::Error> },
+
+    /// A file's content is malformed.
+    #[error("{}:{line}: {message}", path.display())]
+    Parse { path: PathBuf, line: usize, message: String },
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source: Arc::new(source) }
+    }
+
+    /// A parse error at `line` (1-based) of `path`.
+    pub fn parse(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
+        Error::Parse { path: path.into(), line, message: message.into() }
+    }
+
+    /// A dimension mismatch in `op`.
+    pub fn dims(op: &'static str, detail: impl Into<String>) -> Self {
+        Error::DimensionMismatch { op, detail: detail.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_place() {
+        let e = Error::parse("a.mtx", 7, "expected 3 numbers, found 2");
+        assert_eq!(e.to_string(), "a.mtx:7: expected 3 numbers, found 2");
+        let e = Error::NotPositiveDefinite { column: 4 };
+        assert!(e.to_string().contains("column 4"));
+        let e = Error::NonFinite { what: "A".into(), row: 2, col: 3, value: f64::NAN };
+        assert_eq!(e.to_string(), "A has a non-finite entry NaN at row 2, column 3");
+    }
+}

@@ -1,0 +1,16 @@
+//! gpumat: dense linear algebra on NVIDIA GPUs, with the CPU as an equal
+//! fallback.
+//!
+//! The layers, bottom to top (see `DESIGN.md`): [`scalar`], [`layout`],
+//! [`backend`], [`api`], [`io`].
+
+pub mod api;
+pub mod backend;
+pub mod error;
+pub mod io;
+pub mod layout;
+pub mod scalar;
+
+pub use api::{Device, Matrix, Sym, Tri};
+pub use error::{Error, Result};
+pub use scalar::{Elem, Scalar};
