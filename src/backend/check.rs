@@ -1,0 +1,169 @@
+//! Argument checks shared by every backend: shapes, then overlap of the
+//! block written with the blocks read. Each backend calls these first, so a
+//! bad call is the same `Err` on the CPU and on the GPU.
+
+use super::region::{Region, Shape, check_disjoint};
+use super::{Backend, Op, Side, View, ViewMut};
+use crate::layout::{Rfp, Uplo};
+use crate::{Elem, Error, Result};
+
+fn region<B: Backend, E: Elem>(v: &View<'_, B, E>, shape: Shape) -> Region {
+    Region::new(v.buffer(), v.block(), shape)
+}
+
+fn region_mut<B: Backend, E: Elem>(v: &ViewMut<'_, B, E>, shape: Shape) -> Region {
+    Region::new(v.buffer(), v.block(), shape)
+}
+
+fn shape_of<B: Backend, E: Elem>(v: &View<'_, B, E>) -> String {
+    format!("{}×{}", v.rows(), v.cols())
+}
+
+fn square<B: Backend, E: Elem>(op: &'static str, name: &str, a: &View<'_, B, E>) -> Result<()> {
+    if a.rows() != a.cols() {
+        return Err(Error::dims(op, format!("{name} must be square, is {}", shape_of(a))));
+    }
+    Ok(())
+}
+
+fn same_shape<B: Backend, E: Elem, F: Elem>(op: &'static str, x: &View<'_, B, E>, y: &ViewMut<'_, B, F>) -> Result<()> {
+    if (x.rows(), x.cols()) != (y.rows(), y.cols()) {
+        return Err(Error::dims(op, format!("source is {}, destination is {}×{}", shape_of(x), y.rows(), y.cols())));
+    }
+    Ok(())
+}
+
+/// Source and destination of an elementwise operation: same shape, and the
+/// destination does not overlap the source unless it is the very same block.
+pub fn elementwise<B: Backend, E: Elem, F: Elem>(
+    op: &'static str,
+    x: &View<'_, B, E>,
+    y: &ViewMut<'_, B, F>,
+) -> Result<()> {
+    same_shape(op, x, y)?;
+    let (rx, ry) = (region(x, Shape::Full), region_mut(y, Shape::Full));
+    if rx.buffer == ry.buffer && x.block() == y.block() {
+        return Ok(());
+    }
+    check_disjoint(op, ry, &[rx])
+}
+
+pub fn geam<B: Backend, T: Elem>(
+    a: &View<'_, B, T>,
+    op_a: Op,
+    b: &View<'_, B, T>,
+    op_b: Op,
+    c: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    let (sa, sb) = (op_a.apply(a.rows(), a.cols()), op_b.apply(b.rows(), b.cols()));
+    if sa != sb || sa != (c.rows(), c.cols()) {
+        return Err(Error::dims(
+            "geam",
+            format!("op(A) is {}×{}, op(B) is {}×{}, C is {}×{}", sa.0, sa.1, sb.0, sb.1, c.rows(), c.cols()),
+        ));
+    }
+    check_disjoint("geam", region_mut(c, Shape::Full), &[region(a, Shape::Full), region(b, Shape::Full)])
+}
+
+pub fn square_mut<B: Backend, T: Elem>(op: &'static str, a: &ViewMut<'_, B, T>) -> Result<()> {
+    square(op, "A", &a.rb())
+}
+
+/// Copies between distinct blocks.
+pub fn copy<B: Backend, E: Elem>(src: &View<'_, B, E>, dst: &ViewMut<'_, B, E>) -> Result<()> {
+    same_shape("copy", src, dst)?;
+    check_disjoint("copy", region_mut(dst, Shape::Full), &[region(src, Shape::Full)])
+}
+
+pub fn gemm<B: Backend, T: Elem>(
+    a: &View<'_, B, T>,
+    op_a: Op,
+    b: &View<'_, B, T>,
+    op_b: Op,
+    c: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    let (m, k) = op_a.apply(a.rows(), a.cols());
+    let (k2, n) = op_b.apply(b.rows(), b.cols());
+    if k != k2 || (c.rows(), c.cols()) != (m, n) {
+        return Err(Error::dims(
+            "gemm",
+            format!("op(A) is {m}×{k}, op(B) is {k2}×{n}, C is {}×{}", c.rows(), c.cols()),
+        ));
+    }
+    check_disjoint("gemm", region_mut(c, Shape::Full), &[region(a, Shape::Full), region(b, Shape::Full)])
+}
+
+pub fn syrk<B: Backend, T: Elem>(uplo: Uplo, op: Op, a: &View<'_, B, T>, c: &ViewMut<'_, B, T>) -> Result<()> {
+    let (n, k) = op.apply(a.rows(), a.cols());
+    if (c.rows(), c.cols()) != (n, n) {
+        return Err(Error::dims("syrk", format!("op(A) is {n}×{k}, C is {}×{}", c.rows(), c.cols())));
+    }
+    check_disjoint("syrk", region_mut(c, Shape::Triangle(uplo)), &[region(a, Shape::Full)])
+}
+
+/// `trsm` and `trmm`: `A` square, of `B`'s rows (`Left`) or columns (`Right`).
+pub fn triangular<B: Backend, T: Elem>(
+    op: &'static str,
+    side: Side,
+    uplo: Uplo,
+    a: &View<'_, B, T>,
+    b: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    square(op, "A", a)?;
+    let need = if side == Side::Left { b.rows() } else { b.cols() };
+    if a.rows() != need {
+        return Err(Error::dims(
+            op,
+            format!("A is {} but B is {}×{} ({side:?} side)", shape_of(a), b.rows(), b.cols()),
+        ));
+    }
+    check_disjoint(op, region_mut(b, Shape::Full), &[region(a, Shape::Triangle(uplo))])
+}
+
+/// A vector block of `len` entries used as a diagonal scaling.
+pub fn scaling<B: Backend, T: Elem>(
+    op: &'static str,
+    d: &View<'_, B, T>,
+    len: usize,
+    a: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    if d.block().vector_len() != Some(len) {
+        return Err(Error::dims(op, format!("d must be a vector of {len} entries, is {}", shape_of(d))));
+    }
+    check_disjoint(op, region_mut(a, Shape::Full), &[region(d, Shape::Full)])
+}
+
+pub fn vector<B: Backend, T: Elem>(op: &'static str, x: &View<'_, B, T>) -> Result<usize> {
+    x.block().vector_len().ok_or_else(|| Error::dims(op, format!("x must be a row or a column, is {}", shape_of(x))))
+}
+
+fn rfp_shapes(op: &'static str, full: (usize, usize), rfp: Rfp, arf: (usize, usize), same_buffer: bool) -> Result<()> {
+    if full != (rfp.n, rfp.n) {
+        return Err(Error::dims(op, format!("full block is {}×{}, RFP holds n = {}", full.0, full.1, rfp.n)));
+    }
+    if arf != (rfp.len(), 1) {
+        return Err(Error::dims(
+            op,
+            format!("the RFP array must be one column of n(n+1)/2 = {} entries, is {}×{}", rfp.len(), arf.0, arf.1),
+        ));
+    }
+    if same_buffer {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the RFP array and the full matrix must be different buffers"
+        )));
+    }
+    Ok(())
+}
+
+/// Packing: the `rfp.uplo` triangle of the `n × n` block `a` into a column of
+/// `n(n+1)/2` entries of another buffer.
+pub fn full_to_rfp<B: Backend, T: Elem>(a: &View<'_, B, T>, rfp: Rfp, arf: &ViewMut<'_, B, T>) -> Result<()> {
+    let same = region(a, Shape::Full).buffer == region_mut(arf, Shape::Full).buffer;
+    rfp_shapes("full_to_rfp", (a.rows(), a.cols()), rfp, (arf.rows(), arf.cols()), same)
+}
+
+/// Unpacking into the `rfp.uplo` triangle of `a`.
+pub fn rfp_to_full<B: Backend, T: Elem>(arf: &View<'_, B, T>, rfp: Rfp, a: &ViewMut<'_, B, T>) -> Result<()> {
+    let same = region(arf, Shape::Full).buffer == region_mut(a, Shape::Full).buffer;
+    rfp_shapes("rfp_to_full", (a.rows(), a.cols()), rfp, (arf.rows(), arf.cols()), same)
+}

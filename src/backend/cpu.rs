@@ -1,0 +1,526 @@
+//! The CPU backend: faer for level 3, plain loops for the rest, rayon for
+//! threads. It runs eagerly: when a primitive returns, its work is done.
+
+use std::cell::UnsafeCell;
+
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::linalg::{matmul::matmul, triangular_solve as tri};
+use faer::{Accum, MatMut, MatRef, Par};
+use rayon::prelude::*;
+
+use super::{Backend, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, check};
+use crate::layout::{self, Full, Rfp, Uplo};
+use crate::{Elem, Error, Result, Scalar};
+
+/// Below this many entries an elementwise pass runs on one thread.
+const PARALLEL_MIN: usize = 1 << 16;
+
+/// The CPU, with faer's rayon parallelism.
+#[derive(Clone, Debug)]
+pub struct Cpu {
+    par: Par,
+}
+
+impl Default for Cpu {
+    fn default() -> Self {
+        Cpu { par: Par::rayon(0) }
+    }
+}
+
+impl Cpu {
+    /// All threads of rayon's global pool (set `RAYON_NUM_THREADS` to limit).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One thread.
+    pub fn sequential() -> Self {
+        Cpu { par: Par::Seq }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.par.degree()
+    }
+}
+
+/// Host memory. Entries sit in `UnsafeCell`s because several views of one
+/// buffer may be alive at once (the pieces of an RFP rectangle); a write needs
+/// a `ViewMut`, which needs `&mut` access to the buffer, and every primitive
+/// checks that what it writes does not overlap what it reads.
+pub struct CpuBuffer<E> {
+    data: Box<[UnsafeCell<E>]>,
+}
+
+// SAFETY: writes go only through `ViewMut`s, which exist only under a `&mut`
+// borrow of the buffer, so no thread can read while another writes.
+unsafe impl<E: Send> Send for CpuBuffer<E> {}
+unsafe impl<E: Sync> Sync for CpuBuffer<E> {}
+
+impl<E> DeviceBuffer for CpuBuffer<E> {
+    fn len(&self) -> usize {
+        self.data.len()
+    }
+}
+
+impl<E: Elem> CpuBuffer<E> {
+    fn from_vec(v: Vec<E>) -> Self {
+        let raw = Box::into_raw(v.into_boxed_slice()) as *mut [UnsafeCell<E>];
+        // SAFETY: `UnsafeCell<E>` has the layout of `E`.
+        CpuBuffer { data: unsafe { Box::from_raw(raw) } }
+    }
+
+    fn ptr(&self) -> *mut E {
+        UnsafeCell::raw_get(self.data.as_ptr())
+    }
+}
+
+fn host_vec<E: Elem>(len: usize) -> Result<Vec<E>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::OutOfDeviceMemory {
+        requested: len.saturating_mul(size_of::<E>()),
+        free: available_memory(),
+    })?;
+    Ok(v)
+}
+
+/// `MemAvailable` from `/proc/meminfo`, or 0 where that cannot be read.
+fn available_memory() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            line.split_whitespace().nth(1)?.parse::<usize>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+fn mat<'a, T: Scalar>(v: View<'a, Cpu, T>) -> MatRef<'a, T> {
+    let b = v.block();
+    // SAFETY: `View::new` checked the block lies inside the buffer with
+    // `ld ≥ rows`; no write to these entries runs during this operation.
+    unsafe { MatRef::from_raw_parts(v.buffer().ptr().add(b.offset), b.rows, b.cols, 1, b.ld as isize) }
+}
+
+fn mat_mut<'a, T: Scalar>(v: ViewMut<'a, Cpu, T>) -> MatMut<'a, T> {
+    let (buf, b) = v.into_parts();
+    // SAFETY: as `mat`; the checks in `check` ensure no entry written here is
+    // read through another view in the same operation.
+    unsafe { MatMut::from_raw_parts_mut(buf.ptr().add(b.offset), b.rows, b.cols, 1, b.ld as isize) }
+}
+
+fn op_of<T: Scalar>(a: MatRef<'_, T>, op: Op) -> MatRef<'_, T> {
+    match op {
+        Op::NoTrans => a,
+        Op::Trans => a.transpose(),
+    }
+}
+
+/// Column `j` of a matrix with unit row stride, as a slice.
+fn col<'a, T>(a: MatRef<'a, T>, j: usize) -> &'a [T] {
+    a.col(j).try_as_col_major().expect("unit row stride").as_slice()
+}
+
+/// Runs `f(j, column j)` on every column, in parallel for large matrices.
+fn for_each_col<T: Scalar>(a: MatMut<'_, T>, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    let (m, n) = a.shape();
+    let run =
+        |(j, c): (usize, faer::ColMut<'_, T>)| f(j, c.try_as_col_major_mut().expect("unit row stride").as_slice_mut());
+    if m * n >= PARALLEL_MIN {
+        a.par_col_chunks_mut(1).map(|c| c.col_mut(0)).enumerate().for_each(run);
+    } else {
+        a.col_iter_mut().enumerate().for_each(run);
+    }
+}
+
+fn nan_max<T: Scalar>(a: T, b: T) -> T {
+    if Scalar::is_nan(a) || Scalar::is_nan(b) { T::from_f64(f64::NAN) } else { Scalar::max(a, b) }
+}
+
+/// Scales the `uplo` triangle (or all, for `None`) of `c` by `beta`.
+fn scale_part<T: Scalar>(c: MatMut<'_, T>, beta: T, part: Option<Uplo>) {
+    for_each_col(c, |j, col| {
+        let rows = match part {
+            None => 0..col.len(),
+            Some(Uplo::Lower) => j.min(col.len())..col.len(),
+            Some(Uplo::Upper) => 0..(j + 1).min(col.len()),
+        };
+        for x in &mut col[rows] {
+            *x = if beta == T::ZERO { T::ZERO } else { *x * beta };
+        }
+    });
+}
+
+/// BLAS's `β`: 0 overwrites without reading, 1 accumulates, else scale first.
+fn accumulate<T: Scalar>(mut c: MatMut<'_, T>, beta: T, part: Option<Uplo>, f: impl FnOnce(MatMut<'_, T>, Accum)) {
+    if beta == T::ZERO {
+        f(c, Accum::Replace)
+    } else {
+        if beta != T::ONE {
+            scale_part(c.as_mut(), beta, part);
+        }
+        f(c, Accum::Add)
+    }
+}
+
+/// Reduces `op(A)` applied from `side` to a left multiplication by a
+/// triangle: `X·op(A) = B` is `op(A)ᵀ·Xᵀ = Bᵀ`. Returns the effective left
+/// factor, whether it is lower, and the effective right-hand side.
+fn as_left<'a, 'b, T: Scalar>(
+    side: Side,
+    uplo: Uplo,
+    op: Op,
+    a: MatRef<'a, T>,
+    b: MatMut<'b, T>,
+) -> (MatRef<'a, T>, bool, MatMut<'b, T>) {
+    let transposed = (op == Op::Trans) ^ (side == Side::Right);
+    let lower = (uplo == Uplo::Lower) ^ transposed;
+    let m = if transposed { a.transpose() } else { a };
+    let b = if side == Side::Right { b.transpose_mut() } else { b };
+    (m, lower, b)
+}
+
+impl Backend for Cpu {
+    type Buffer<E: Elem> = CpuBuffer<E>;
+
+    fn name(&self) -> String {
+        format!("CPU ({} threads)", self.threads())
+    }
+
+    fn alloc<E: Elem>(&self, len: usize) -> Result<CpuBuffer<E>> {
+        let mut v = host_vec(len)?;
+        v.resize(len, E::default());
+        Ok(CpuBuffer::from_vec(v))
+    }
+
+    fn upload<E: Elem>(&self, host: &[E]) -> Result<CpuBuffer<E>> {
+        let mut v = host_vec(host.len())?;
+        v.extend_from_slice(host);
+        Ok(CpuBuffer::from_vec(v))
+    }
+
+    fn download<E: Elem>(&self, src: &CpuBuffer<E>, host: &mut [E]) -> Result<()> {
+        if host.len() != src.len() {
+            return Err(Error::dims(
+                "download",
+                format!("buffer has {} entries, host slice {}", src.len(), host.len()),
+            ));
+        }
+        // SAFETY: `&CpuBuffer` excludes a concurrent `ViewMut`.
+        host.copy_from_slice(unsafe { std::slice::from_raw_parts(src.ptr(), src.len()) });
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn copy<E: Elem>(&self, src: View<'_, Cpu, E>, dst: ViewMut<'_, Cpu, E>) -> Result<()> {
+        check::copy(&src, &dst)?;
+        let (s, d) = (src.block(), dst.block());
+        let (sp, (dbuf, _)) = (src.buffer().ptr(), dst.into_parts());
+        for j in 0..s.cols {
+            // SAFETY: blocks are in bounds and do not overlap (checked).
+            unsafe { std::ptr::copy_nonoverlapping(sp.add(s.index(0, j)), dbuf.ptr().add(d.index(0, j)), s.rows) };
+        }
+        Ok(())
+    }
+
+    fn fill<E: Elem>(&self, dst: ViewMut<'_, Cpu, E>, value: E) -> Result<()> {
+        let (buf, b) = dst.into_parts();
+        for j in 0..b.cols {
+            // SAFETY: the column is in bounds and exclusively ours.
+            let c = unsafe { std::slice::from_raw_parts_mut(buf.ptr().add(b.index(0, j)), b.rows) };
+            c.fill(value);
+        }
+        Ok(())
+    }
+
+    fn cast<S: Scalar, D: Scalar>(&self, src: View<'_, Cpu, S>, dst: ViewMut<'_, Cpu, D>) -> Result<()> {
+        check::elementwise("cast", &src, &dst)?;
+        let s = mat(src);
+        for_each_col(mat_mut(dst), |j, d| {
+            for (d, &x) in d.iter_mut().zip(col(s, j)) {
+                *d = D::from_f64(x.to_f64());
+            }
+        });
+        Ok(())
+    }
+
+    fn full_to_rfp<T: Scalar>(&self, a: View<'_, Cpu, T>, rfp: Rfp, arf: ViewMut<'_, Cpu, T>) -> Result<()> {
+        check::full_to_rfp(&a, rfp, &arf)?;
+        let ab = a.block();
+        let full = Full::with_ld(rfp.n, rfp.n, ab.ld)?;
+        // SAFETY: different buffers (checked); spans are in bounds.
+        let src = unsafe { std::slice::from_raw_parts(a.buffer().ptr().add(ab.offset), ab.end() - ab.offset) };
+        let (buf, fb) = arf.into_parts();
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.ptr().add(fb.offset), fb.rows) };
+        layout::full_to_rfp(src, full, rfp, dst)
+    }
+
+    fn rfp_to_full<T: Scalar>(&self, arf: View<'_, Cpu, T>, rfp: Rfp, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+        check::rfp_to_full(&arf, rfp, &a)?;
+        let fb = arf.block();
+        // SAFETY: different buffers (checked); spans are in bounds.
+        let src = unsafe { std::slice::from_raw_parts(arf.buffer().ptr().add(fb.offset), fb.rows) };
+        let (buf, ab) = a.into_parts();
+        let full = Full::with_ld(rfp.n, rfp.n, ab.ld)?;
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.ptr().add(ab.offset), ab.end() - ab.offset) };
+        layout::rfp_to_full(src, rfp, dst, full)
+    }
+
+    fn gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        op_a: Op,
+        b: View<'_, Cpu, T>,
+        op_b: Op,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        check::gemm(&a, op_a, &b, op_b, &c)?;
+        let (a, b) = (op_of(mat(a), op_a), op_of(mat(b), op_b));
+        accumulate(mat_mut(c), beta, None, |c, acc| matmul(c, acc, a, b, alpha, self.par));
+        Ok(())
+    }
+
+    fn syrk<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        check::syrk(uplo, op, &a, &c)?;
+        let a = op_of(mat(a), op);
+        let structure = match uplo {
+            Uplo::Lower => BlockStructure::TriangularLower,
+            Uplo::Upper => BlockStructure::TriangularUpper,
+        };
+        accumulate(mat_mut(c), beta, Some(uplo), |c, acc| {
+            triangular::matmul(
+                c,
+                structure,
+                acc,
+                a,
+                BlockStructure::Rectangular,
+                a.transpose(),
+                BlockStructure::Rectangular,
+                alpha,
+                self.par,
+            )
+        });
+        Ok(())
+    }
+
+    fn trsm<T: Scalar>(
+        &self,
+        side: Side,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        b: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        check::triangular("trsm", side, uplo, &a, &b)?;
+        let mut b = mat_mut(b);
+        if alpha != T::ONE {
+            scale_part(b.as_mut(), alpha, None);
+            if alpha == T::ZERO {
+                return Ok(());
+            }
+        }
+        let (m, lower, b) = as_left(side, uplo, op, mat(a), b);
+        match (lower, diag) {
+            (true, Diag::NonUnit) => tri::solve_lower_triangular_in_place(m, b, self.par),
+            (true, Diag::Unit) => tri::solve_unit_lower_triangular_in_place(m, b, self.par),
+            (false, Diag::NonUnit) => tri::solve_upper_triangular_in_place(m, b, self.par),
+            (false, Diag::Unit) => tri::solve_unit_upper_triangular_in_place(m, b, self.par),
+        }
+        Ok(())
+    }
+
+    fn trmm<T: Scalar>(
+        &self,
+        side: Side,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        b: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        check::triangular("trmm", side, uplo, &a, &b)?;
+        let (m, lower, b) = as_left(side, uplo, op, mat(a), mat_mut(b));
+        if alpha == T::ZERO {
+            scale_part(b, T::ZERO, None);
+            return Ok(());
+        }
+        let structure = match (lower, diag) {
+            (true, Diag::NonUnit) => BlockStructure::TriangularLower,
+            (true, Diag::Unit) => BlockStructure::UnitTriangularLower,
+            (false, Diag::NonUnit) => BlockStructure::TriangularUpper,
+            (false, Diag::Unit) => BlockStructure::UnitTriangularUpper,
+        };
+        // faer's product cannot write over its own operand: multiply a copy.
+        let rhs = b.to_owned();
+        triangular::matmul(
+            b,
+            BlockStructure::Rectangular,
+            Accum::Replace,
+            m,
+            structure,
+            rhs.as_ref(),
+            BlockStructure::Rectangular,
+            alpha,
+            self.par,
+        );
+        Ok(())
+    }
+
+    fn geam<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        op_a: Op,
+        beta: T,
+        b: View<'_, Cpu, T>,
+        op_b: Op,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        check::geam(&a, op_a, &b, op_b, &c)?;
+        let (a, b) = (op_of(mat(a), op_a), op_of(mat(b), op_b));
+        // As cuBLAS: a zero coefficient means that operand is not read.
+        let term = |x: MatRef<'_, T>, s: T, i: usize, j: usize| if s == T::ZERO { T::ZERO } else { s * x[(i, j)] };
+        for_each_col(mat_mut(c), |j, c| {
+            for (i, c) in c.iter_mut().enumerate() {
+                *c = term(a, alpha, i, j) + term(b, beta, i, j);
+            }
+        });
+        Ok(())
+    }
+
+    fn symmetrize<T: Scalar>(&self, uplo: Uplo, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+        check::square_mut("symmetrize", &a)?;
+        let mut a = mat_mut(a);
+        for j in 0..a.ncols() {
+            for i in j + 1..a.nrows() {
+                match uplo {
+                    Uplo::Lower => a[(j, i)] = a[(i, j)],
+                    Uplo::Upper => a[(i, j)] = a[(j, i)],
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fill_strict_triangle<T: Scalar>(&self, uplo: Uplo, value: T, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+        for_each_col(mat_mut(a), |j, c| {
+            let rows = match uplo {
+                Uplo::Lower => (j + 1).min(c.len())..c.len(),
+                Uplo::Upper => 0..j.min(c.len()),
+            };
+            c[rows].fill(value);
+        });
+        Ok(())
+    }
+
+    fn scale_rows<T: Scalar>(&self, d: View<'_, Cpu, T>, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+        check::scaling("scale_rows", &d, a.rows(), &a)?;
+        let d = vector(d);
+        for_each_col(mat_mut(a), |_, c| {
+            for (i, x) in c.iter_mut().enumerate() {
+                *x *= d(i);
+            }
+        });
+        Ok(())
+    }
+
+    fn scale_cols<T: Scalar>(&self, a: ViewMut<'_, Cpu, T>, d: View<'_, Cpu, T>) -> Result<()> {
+        check::scaling("scale_cols", &d, a.cols(), &a)?;
+        let d = vector(d);
+        for_each_col(mat_mut(a), |j, c| {
+            let s = d(j);
+            c.iter_mut().for_each(|x| *x *= s);
+        });
+        Ok(())
+    }
+
+    fn axpy<T: Scalar>(&self, alpha: T, x: View<'_, Cpu, T>, y: ViewMut<'_, Cpu, T>) -> Result<()> {
+        check::elementwise("axpy", &x, &y)?;
+        let x = mat(x);
+        for_each_col(mat_mut(y), |j, y| {
+            for (y, &x) in y.iter_mut().zip(col(x, j)) {
+                *y += alpha * x;
+            }
+        });
+        Ok(())
+    }
+
+    fn scale<T: Scalar>(&self, alpha: T, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+        for_each_col(mat_mut(a), |_, c| c.iter_mut().for_each(|x| *x *= alpha));
+        Ok(())
+    }
+
+    fn norm<T: Scalar>(&self, norm: Norm, a: View<'_, Cpu, T>) -> Result<T> {
+        let a = mat(a);
+        let cols = || (0..a.ncols()).map(|j| col(a, j));
+        let zero = T::ZERO;
+        Ok(match norm {
+            Norm::Frobenius => a.norm_l2(),
+            Norm::Max => cols().flat_map(|c| c.iter()).fold(zero, |m, &x| nan_max(m, x.abs())),
+            Norm::One => cols().fold(zero, |m, c| nan_max(m, c.iter().fold(zero, |s, &x| s + x.abs()))),
+            Norm::Inf => {
+                let mut rows = vec![zero; a.nrows()];
+                for c in cols() {
+                    rows.iter_mut().zip(c).for_each(|(r, &x)| *r += x.abs());
+                }
+                rows.into_iter().fold(zero, nan_max)
+            }
+        })
+    }
+
+    fn iamax<T: Scalar>(&self, x: View<'_, Cpu, T>) -> Result<Option<usize>> {
+        let n = check::vector("iamax", &x)?;
+        let get = vector(x);
+        let mut best: Option<(usize, T)> = None;
+        for k in 0..n {
+            let v = get(k).abs();
+            if Scalar::is_nan(v) {
+                return Ok(Some(k));
+            }
+            if best.is_none_or(|(_, b)| v > b) {
+                best = Some((k, v));
+            }
+        }
+        Ok(best.map(|(k, _)| k))
+    }
+
+    fn find_non_finite<T: Scalar>(&self, a: View<'_, Cpu, T>) -> Result<Option<(usize, usize)>> {
+        let a = mat(a);
+        Ok((0..a.ncols()).find_map(|j| col(a, j).iter().position(|x| !Scalar::is_finite(*x)).map(|i| (i, j))))
+    }
+}
+
+/// Entry `k` of a vector block, by value.
+fn vector<'a, T: Scalar>(x: View<'a, Cpu, T>) -> impl Fn(usize) -> T + Sync + Send + 'a {
+    let b = x.block();
+    let p = SendPtr(x.buffer().ptr());
+    // SAFETY: the callers checked `x` is a vector block in bounds that nothing
+    // writes during the operation.
+    move |k| unsafe { *p.get().add(b.vector_index(k)) }
+}
+
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+// SAFETY: only read, under the same guarantees as the view it came from.
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+impl<T> SendPtr<T> {
+    fn get(self) -> *mut T {
+        self.0
+    }
+}

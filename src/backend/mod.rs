@@ -1,0 +1,207 @@
+//! The `Backend` trait: device memory and the primitive kernels that the
+//! algorithms are written against.
+//!
+//! An algorithm never names a backend and a backend never knows an algorithm.
+//! Primitives work on strided sub-blocks ([`View`], [`ViewMut`]) addressed by
+//! offset and leading dimension, so a blocked factorization — in full storage
+//! or on the pieces of an RFP rectangle — is a sequence of calls with other
+//! offsets. Every primitive is enqueued on the backend's stream and returns;
+//! only [`Backend::download`], [`Backend::synchronize`] and the reductions
+//! that return a host value ([`Backend::norm`], [`Backend::iamax`],
+//! [`Backend::find_non_finite`]) wait for it. The CPU backend runs eagerly.
+//!
+//! Argument conventions follow BLAS: `β = 0` means the output is not read
+//! (NaNs in it do not propagate), `α = 0` in `trsm`/`trmm` sets the output to
+//! zero without reading the triangle.
+
+mod check;
+pub mod cpu;
+pub mod region;
+pub mod view;
+
+pub use cpu::Cpu;
+pub use view::{Block, BufferMut, View, ViewMut};
+
+use crate::layout::{Rfp, Uplo};
+use crate::{Elem, Result, Scalar};
+
+/// Whether an operand is used as stored or transposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    NoTrans,
+    Trans,
+}
+
+/// Which side a triangular matrix multiplies from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+/// Whether a triangular matrix has an implicit unit diagonal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Diag {
+    NonUnit,
+    Unit,
+}
+
+/// Matrix norms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Norm {
+    /// Maximum absolute column sum.
+    One,
+    /// Maximum absolute row sum.
+    Inf,
+    /// Square root of the sum of squares, computed without overflow.
+    Frobenius,
+    /// Largest absolute entry (not a matrix norm, but what `dlange` calls 'M').
+    Max,
+}
+
+impl Op {
+    /// Shape of `op(X)` for `X` of `rows × cols`.
+    pub fn apply(self, rows: usize, cols: usize) -> (usize, usize) {
+        match self {
+            Op::NoTrans => (rows, cols),
+            Op::Trans => (cols, rows),
+        }
+    }
+}
+
+/// Memory owned by a backend.
+pub trait DeviceBuffer {
+    /// Number of elements.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A place to compute: memory, a stream of work, and the primitives.
+pub trait Backend: Sized + Send + Sync + 'static {
+    /// A handle to `len` elements of device memory.
+    type Buffer<E: Elem>: DeviceBuffer + Send + Sync;
+
+    /// What the backend runs on, for `Device::describe`.
+    fn name(&self) -> String;
+
+    // Memory and the stream.
+
+    /// A zero-filled buffer of `len` elements.
+    fn alloc<E: Elem>(&self, len: usize) -> Result<Self::Buffer<E>>;
+    /// A buffer holding a copy of `host`.
+    fn upload<E: Elem>(&self, host: &[E]) -> Result<Self::Buffer<E>>;
+    /// Copies the whole buffer to `host` (same length), after all queued work.
+    fn download<E: Elem>(&self, src: &Self::Buffer<E>, host: &mut [E]) -> Result<()>;
+    /// Waits for all queued work and reports a failure of any of it.
+    fn synchronize(&self) -> Result<()>;
+
+    // Data movement.
+
+    /// `dst := src` (same shape).
+    fn copy<E: Elem>(&self, src: View<'_, Self, E>, dst: ViewMut<'_, Self, E>) -> Result<()>;
+    /// Every entry of `dst` set to `value`.
+    fn fill<E: Elem>(&self, dst: ViewMut<'_, Self, E>, value: E) -> Result<()>;
+    /// `dst := src` rounded to the destination's precision.
+    fn cast<S: Scalar, D: Scalar>(&self, src: View<'_, Self, S>, dst: ViewMut<'_, Self, D>) -> Result<()>;
+    /// Packs the `uplo` triangle of the `n × n` block `a` (`uplo` = `rfp.uplo`)
+    /// into the RFP array `arf` (`dtrttf`).
+    fn full_to_rfp<T: Scalar>(&self, a: View<'_, Self, T>, rfp: Rfp, arf: ViewMut<'_, Self, T>) -> Result<()>;
+    /// Unpacks the RFP array into the `rfp.uplo` triangle of `a` (`dtfttr`);
+    /// the other triangle is left as it was.
+    fn rfp_to_full<T: Scalar>(&self, arf: View<'_, Self, T>, rfp: Rfp, a: ViewMut<'_, Self, T>) -> Result<()>;
+
+    // Level 3.
+
+    /// `C := α·op(A)·op(B) + β·C`.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Self, T>,
+        op_a: Op,
+        b: View<'_, Self, T>,
+        op_b: Op,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// `C := α·op(A)·op(A)ᵀ + β·C` on the `uplo` triangle of `C` only
+    /// (`op = NoTrans`: `A·Aᵀ`; `Trans`: `Aᵀ·A`).
+    fn syrk<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Self, T>,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// Solves `op(A)·X = α·B` (`Left`) or `X·op(A) = α·B` (`Right`) for `X`,
+    /// overwriting `B`; `A` is the `uplo` triangle of a square block.
+    #[allow(clippy::too_many_arguments)]
+    fn trsm<T: Scalar>(
+        &self,
+        side: Side,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        alpha: T,
+        a: View<'_, Self, T>,
+        b: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// `B := α·op(A)·B` (`Left`) or `B := α·B·op(A)` (`Right`), `A` triangular.
+    #[allow(clippy::too_many_arguments)]
+    fn trmm<T: Scalar>(
+        &self,
+        side: Side,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        alpha: T,
+        a: View<'_, Self, T>,
+        b: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    // Level 1 and 2.
+
+    /// `A := diag(d)·A`; `d` is a vector block of `A.rows` entries.
+    fn scale_rows<T: Scalar>(&self, d: View<'_, Self, T>, a: ViewMut<'_, Self, T>) -> Result<()>;
+    /// `A := A·diag(d)`; `d` is a vector block of `A.cols` entries.
+    fn scale_cols<T: Scalar>(&self, a: ViewMut<'_, Self, T>, d: View<'_, Self, T>) -> Result<()>;
+    /// `C := α·op(A) + β·op(B)` (cuBLAS `geam`): sums, differences,
+    /// transposes and scalings of whole matrices.
+    #[allow(clippy::too_many_arguments)]
+    fn geam<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Self, T>,
+        op_a: Op,
+        beta: T,
+        b: View<'_, Self, T>,
+        op_b: Op,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+    /// Copies the `uplo` triangle of the square block `a` onto the other one.
+    fn symmetrize<T: Scalar>(&self, uplo: Uplo, a: ViewMut<'_, Self, T>) -> Result<()>;
+    /// Sets the entries strictly inside the `uplo` triangle of `a` to `value`.
+    fn fill_strict_triangle<T: Scalar>(&self, uplo: Uplo, value: T, a: ViewMut<'_, Self, T>) -> Result<()>;
+    /// `Y := α·X + Y` (same shape).
+    fn axpy<T: Scalar>(&self, alpha: T, x: View<'_, Self, T>, y: ViewMut<'_, Self, T>) -> Result<()>;
+    /// `A := α·A`.
+    fn scale<T: Scalar>(&self, alpha: T, a: ViewMut<'_, Self, T>) -> Result<()>;
+
+    // Reductions to the host (these wait for queued work).
+
+    /// The norm of `A`; NaN if `A` holds a NaN. Zero for an empty block.
+    fn norm<T: Scalar>(&self, norm: Norm, a: View<'_, Self, T>) -> Result<T>;
+    /// Index of the first entry of largest magnitude of a vector block, a NaN
+    /// counting as larger than any number (so a pivot search finds it);
+    /// `None` for an empty vector.
+    fn iamax<T: Scalar>(&self, x: View<'_, Self, T>) -> Result<Option<usize>>;
+    /// `(row, col)` of the first non-finite entry in column-major order.
+    fn find_non_finite<T: Scalar>(&self, a: View<'_, Self, T>) -> Result<Option<(usize, usize)>>;
+}
