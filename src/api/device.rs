@@ -1,0 +1,213 @@
+//! Choosing where to compute.
+
+use std::sync::Arc;
+
+use faer::MatRef;
+
+use super::Matrix;
+use crate::backend::cpu::CpuBuffer;
+use crate::backend::{Backend, Cpu};
+use crate::{Elem, Error, Result, Scalar};
+
+/// The environment variable that overrides [`Device::auto`]: `auto`, `cpu`
+/// or `cuda`.
+pub const DEVICE_VAR: &str = "GPUMAT_DEVICE";
+
+/// Where matrices live and work runs: a CUDA GPU or the CPU.
+///
+/// Cloning is cheap and shares the device.
+#[derive(Clone)]
+pub struct Device {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    backend: AnyBackend,
+    /// Why `auto` chose the CPU, when it did.
+    fallback: Option<String>,
+}
+
+/// The concrete backends, for dispatch with [`with_backend!`](crate::with_backend).
+pub enum AnyBackend {
+    Cpu(Cpu),
+}
+
+/// A buffer of one of the backends.
+pub(crate) enum Storage<E: Elem> {
+    Cpu(CpuBuffer<E>),
+}
+
+/// A backend whose buffers a [`Storage`] can hold.
+pub(crate) trait Resident: Backend {
+    fn buffer<E: Elem>(s: &Storage<E>) -> &Self::Buffer<E>;
+    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> &mut Self::Buffer<E>;
+    fn wrap<E: Elem>(&self, b: Self::Buffer<E>) -> Storage<E>;
+}
+
+impl Resident for Cpu {
+    fn buffer<E: Elem>(s: &Storage<E>) -> &CpuBuffer<E> {
+        match s {
+            Storage::Cpu(b) => b,
+        }
+    }
+    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> &mut CpuBuffer<E> {
+        match s {
+            Storage::Cpu(b) => b,
+        }
+    }
+    fn wrap<E: Elem>(&self, b: CpuBuffer<E>) -> Storage<E> {
+        Storage::Cpu(b)
+    }
+}
+
+impl Device {
+    fn new(backend: AnyBackend, fallback: Option<String>) -> Self {
+        Device { inner: Arc::new(Inner { backend, fallback }) }
+    }
+
+    /// A CUDA GPU if a driver and a GPU are present, else the CPU (and
+    /// [`describe`](Self::describe) says why). `GPUMAT_DEVICE=cpu|cuda`
+    /// forces the choice; forcing `cuda` without a GPU is an error.
+    pub fn auto() -> Result<Self> {
+        match std::env::var(DEVICE_VAR) {
+            Ok(name) => Self::from_name(&name),
+            Err(std::env::VarError::NotPresent) => Ok(Self::detect()),
+            Err(e) => Err(Error::InvalidArgument(format!("{DEVICE_VAR}: {e}"))),
+        }
+    }
+
+    /// `auto`, `cpu` or `cuda` (case-insensitive, surrounding spaces ignored).
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Self::detect()),
+            "cpu" => Ok(Self::cpu()),
+            "cuda" | "gpu" => Self::cuda(),
+            other => Err(Error::InvalidArgument(format!("unknown device '{other}' (expected auto, cpu or cuda)"))),
+        }
+    }
+
+    /// The CPU, with all of rayon's threads.
+    pub fn cpu() -> Self {
+        Self::new(AnyBackend::Cpu(Cpu::new()), None)
+    }
+
+    /// The first CUDA GPU.
+    pub fn cuda() -> Result<Self> {
+        Err(Error::Device(Self::no_cuda_reason()))
+    }
+
+    fn no_cuda_reason() -> String {
+        "this build of gpumat has no CUDA backend yet".into()
+    }
+
+    fn detect() -> Self {
+        match Self::cuda() {
+            Ok(dev) => dev,
+            Err(e) => Self::new(AnyBackend::Cpu(Cpu::new()), Some(e.to_string())),
+        }
+    }
+
+    /// Which device this is and, when `auto` fell back to the CPU, why.
+    pub fn describe(&self) -> String {
+        let name = with_backend!(self, be => be.name());
+        match &self.inner.fallback {
+            Some(why) => format!("{name}; no GPU used: {why}"),
+            None => name,
+        }
+    }
+
+    /// Why [`auto`](Self::auto) chose the CPU, if it did.
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.inner.fallback.as_deref()
+    }
+
+    pub fn is_cpu(&self) -> bool {
+        matches!(self.inner.backend, AnyBackend::Cpu(_))
+    }
+
+    /// Threads the CPU backend uses.
+    pub fn cpu_threads(&self) -> usize {
+        rayon::current_num_threads()
+    }
+
+    /// The backend, to run generic code over [`Backend`] on this device.
+    pub fn backend(&self) -> &AnyBackend {
+        &self.inner.backend
+    }
+
+    /// Whether buffers of `self` and `other` can be used together.
+    pub(crate) fn same(&self, other: &Device) -> bool {
+        match (self.backend(), other.backend()) {
+            (AnyBackend::Cpu(_), AnyBackend::Cpu(_)) => true,
+        }
+    }
+
+    /// Waits for all work queued on the device.
+    pub fn synchronize(&self) -> Result<()> {
+        with_backend!(self, be => be.synchronize())
+    }
+
+    /// A `rows × cols` matrix from column-major `data` (`rows·cols` entries).
+    pub fn from_col_major<T: Scalar>(&self, rows: usize, cols: usize, data: &[T]) -> Result<Matrix<T>> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::dims(
+                "from_col_major",
+                format!("{rows}×{cols} needs {} entries, got {}", rows.saturating_mul(cols), data.len()),
+            ));
+        }
+        let storage = with_backend!(self, be => be.wrap(be.upload(data)?));
+        Ok(Matrix::from_storage(self.clone(), rows, cols, storage))
+    }
+
+    /// A copy of a faer matrix (any strides) on this device.
+    pub fn upload<T: Scalar>(&self, a: MatRef<'_, T>) -> Result<Matrix<T>> {
+        let data: Vec<T> = (0..a.ncols()).flat_map(|j| a.col(j).iter().copied().collect::<Vec<_>>()).collect();
+        self.from_col_major(a.nrows(), a.ncols(), &data)
+    }
+
+    /// The `rows × cols` zero matrix.
+    pub fn zeros<T: Scalar>(&self, rows: usize, cols: usize) -> Result<Matrix<T>> {
+        let len =
+            rows.checked_mul(cols).ok_or_else(|| Error::InvalidArgument(format!("{rows}×{cols} is too large")))?;
+        let storage = with_backend!(self, be => be.wrap(be.alloc::<T>(len)?));
+        Ok(Matrix::from_storage(self.clone(), rows, cols, storage))
+    }
+
+    /// The `n × n` identity.
+    pub fn identity<T: Scalar>(&self, n: usize) -> Result<Matrix<T>> {
+        let mut data = vec![T::ZERO; n * n];
+        (0..n).for_each(|i| data[i * n + i] = T::ONE);
+        self.from_col_major(n, n, &data)
+    }
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse() {
+        assert!(Device::from_name(" CPU ").unwrap().is_cpu());
+        assert!(Device::from_name("auto").unwrap().is_cpu());
+        let e = Device::from_name("tpu").unwrap_err().to_string();
+        assert!(e.contains("unknown device 'tpu'"), "{e}");
+    }
+
+    #[test]
+    fn forcing_cuda_without_one_is_an_error() {
+        assert!(matches!(Device::from_name("cuda"), Err(Error::Device(_))));
+    }
+
+    #[test]
+    fn auto_says_why_it_fell_back() {
+        let dev = Device::from_name("auto").unwrap();
+        assert!(dev.describe().contains("no GPU used"), "{}", dev.describe());
+        assert!(Device::cpu().fallback_reason().is_none());
+    }
+}

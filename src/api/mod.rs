@@ -1,0 +1,40 @@
+//! The user-facing API: a [`Device`], and matrices that live on it.
+//!
+//! Calls return at once: on a GPU they enqueue work on the device's stream,
+//! and the CPU backend simply runs eagerly. Only reading a result to the host
+//! ([`Matrix::to_host`], [`Matrix::to_faer`], norms) waits. An operator cannot
+//! return a `Result`, so `&a * &b` with mismatched shapes gives a matrix that
+//! carries the error and raises it at its first read, as a failure found on
+//! the device would be; [`Matrix::matmul`] and friends report it at once.
+
+/// Runs `$body` with `$be` bound to the concrete backend of the device
+/// `$dev`: the body is compiled once per backend, so generic code over
+/// [`Backend`](crate::backend::Backend) runs on whichever the device has.
+///
+/// ```
+/// use gpumat::{Device, backend::Backend};
+/// let dev = Device::cpu();
+/// let name = gpumat::with_backend!(dev, be => be.name());
+/// assert!(name.starts_with("CPU"));
+/// ```
+#[macro_export]
+macro_rules! with_backend {
+    ($dev:expr, $be:ident => $body:expr) => {
+        match $dev.backend() {
+            $crate::api::device::AnyBackend::Cpu($be) => $body,
+        }
+    };
+}
+
+pub mod device;
+pub mod matrix;
+mod ops;
+pub mod sym;
+pub mod tri;
+
+pub use crate::backend::{Diag, Norm};
+pub use crate::layout::Uplo;
+pub use device::Device;
+pub use matrix::Matrix;
+pub use sym::{Sym, SymStorage};
+pub use tri::Tri;

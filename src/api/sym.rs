@@ -1,0 +1,125 @@
+//! `Sym<T>`: a symmetric matrix stored by its lower triangle, in full
+//! storage or in rectangular full packed (RFP) storage at half the memory.
+
+use super::{Device, Matrix};
+use crate::backend::{Backend, Op};
+use crate::layout::{Rfp, Transr, Uplo};
+use crate::{Error, Result, Scalar};
+
+/// How a [`Sym`] keeps its lower triangle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymStorage {
+    /// An `n × n` array whose strictly upper part is not referenced.
+    Full,
+    /// LAPACK's RFP array of `n(n+1)/2` entries (`TRANSR = N`, `UPLO = L`).
+    Rfp,
+}
+
+/// A symmetric `n × n` matrix; only the lower triangle is stored and read.
+#[derive(Clone, Debug)]
+pub struct Sym<T: Scalar> {
+    n: usize,
+    /// `n × n` (full) or `n(n+1)/2 × 1` (RFP).
+    data: Matrix<T>,
+    storage: SymStorage,
+}
+
+impl<T: Scalar> Sym<T> {
+    /// The symmetric matrix whose lower triangle is that of the square `a`;
+    /// `a`'s strictly upper part is ignored.
+    pub fn from_lower(a: Matrix<T>) -> Result<Self> {
+        a.storage()?;
+        if a.rows() != a.cols() {
+            return Err(Error::dims("Sym::from_lower", format!("A must be square, is {}×{}", a.rows(), a.cols())));
+        }
+        Ok(Sym { n: a.rows(), data: a, storage: SymStorage::Full })
+    }
+
+    /// The Gram matrix `A·Aᵀ` of an `m × k` matrix, computing only its lower
+    /// triangle (`syrk`).
+    pub fn gram(a: &Matrix<T>) -> Result<Self> {
+        a.storage()?;
+        let m = a.rows();
+        let data = with_backend!(a.device(), be => {
+            a.new_with(be, m, m, |c| be.syrk(Uplo::Lower, Op::NoTrans, T::ONE, a.view()?, T::ZERO, c))?
+        });
+        Ok(Sym { n: m, data, storage: SymStorage::Full })
+    }
+
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    pub fn storage(&self) -> SymStorage {
+        self.storage
+    }
+    pub fn device(&self) -> &Device {
+        self.data.device()
+    }
+
+    /// The RFP layout used for packed storage.
+    pub fn rfp_layout(&self) -> Rfp {
+        Rfp::new(self.n, Transr::Normal, Uplo::Lower)
+    }
+
+    /// Number of entries held on the device.
+    pub fn stored_len(&self) -> usize {
+        self.data.rows() * self.data.cols()
+    }
+
+    /// The same matrix in RFP storage (a copy if it already is).
+    pub fn to_rfp(&self) -> Result<Self> {
+        let rfp = self.rfp_layout();
+        let data = match self.storage {
+            SymStorage::Rfp => self.data.try_clone()?,
+            SymStorage::Full => with_backend!(self.device(), be => {
+                self.data.new_with(be, rfp.len(), 1, |arf| be.full_to_rfp(self.data.view()?, rfp, arf))?
+            }),
+        };
+        Ok(Sym { n: self.n, data, storage: SymStorage::Rfp })
+    }
+
+    /// The same matrix in full storage (lower triangle; upper set to zero).
+    pub fn to_full(&self) -> Result<Self> {
+        let data = match self.storage {
+            SymStorage::Full => self.data.try_clone()?,
+            SymStorage::Rfp => self.unpack()?,
+        };
+        Ok(Sym { n: self.n, data, storage: SymStorage::Full })
+    }
+
+    /// Lower triangle unpacked from RFP into a zeroed `n × n` array.
+    fn unpack(&self) -> Result<Matrix<T>> {
+        let rfp = self.rfp_layout();
+        with_backend!(self.device(), be => {
+            self.data.new_with(be, self.n, self.n, |a| be.rfp_to_full(self.data.view()?, rfp, a))
+        })
+    }
+
+    /// The dense symmetric matrix, both triangles filled.
+    pub fn to_dense(&self) -> Result<Matrix<T>> {
+        let mut a = match self.storage {
+            SymStorage::Full => self.data.try_clone()?,
+            SymStorage::Rfp => self.unpack()?,
+        };
+        with_backend!(self.device(), be => be.symmetrize(Uplo::Lower, a.view_mut()?))?;
+        Ok(a)
+    }
+
+    /// The stored array as it lies on the device: `n × n` for full storage,
+    /// the RFP array as one column for packed storage.
+    pub fn stored(&self) -> &Matrix<T> {
+        &self.data
+    }
+
+    /// `self · b` for a dense `b` with `n` rows.
+    pub fn matmul(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        let a = self.to_dense()?;
+        with_backend!(self.device(), be => {
+            if a.cols() != b.rows() {
+                return Err(Error::dims("Sym::matmul", format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols())));
+            }
+            a.check_with(b)?;
+            a.new_with(be, self.n, b.cols(), |c| be.gemm(T::ONE, a.view()?, Op::NoTrans, b.view()?, Op::NoTrans, T::ZERO, c))
+        })
+    }
+}
