@@ -1,0 +1,26 @@
+//! Reading and writing matrices for the commands.
+
+use std::path::{Path, PathBuf};
+
+use gpumat::io::{self, MmWriteOptions};
+use gpumat::{Device, Error, Matrix, Result};
+
+/// A Matrix Market file as an `f64` matrix on `dev`; empty matrices refused.
+pub fn read_matrix(dev: &Device, path: &Path) -> Result<Matrix<f64>> {
+    let mm = io::read_matrix_market(path)?;
+    if mm.rows == 0 || mm.cols == 0 {
+        return Err(Error::Empty { what: path.display().to_string(), rows: mm.rows, cols: mm.cols });
+    }
+    dev.from_col_major(mm.rows, mm.cols, &mm.data)
+}
+
+/// Writes `a` as a Matrix Market `array` with round-trip precision, to
+/// `path` or, without one, to stdout.
+pub fn write_matrix(a: &Matrix<f64>, path: Option<&PathBuf>) -> Result<()> {
+    let data = a.to_host()?;
+    let opts = MmWriteOptions::default();
+    match path {
+        Some(p) => io::write_matrix_market(p, a.rows(), a.cols(), &data, &opts),
+        None => io::write_matrix_market_to(std::io::stdout().lock(), a.rows(), a.cols(), &data, &opts),
+    }
+}

@@ -1,0 +1,98 @@
+//! The `gpumat` command line.
+
+mod demo;
+mod gemm;
+mod info;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use gpumat::{Device, Error};
+
+/// Dense linear algebra on NVIDIA GPUs, with the CPU as an equal fallback.
+///
+/// Exit codes: 0 success; 1 bad input, I/O or device error; 2 a numerical
+/// failure (matrix not positive definite, singular, not converged); 64 a
+/// usage error.
+#[derive(Parser)]
+#[command(name = "gpumat", version, about, long_about = None)]
+struct Cli {
+    /// Where to compute: auto (GPU if present, else CPU), cpu or cuda.
+    /// Overrides the GPUMAT_DEVICE environment variable.
+    #[arg(long, global = true, value_name = "DEVICE")]
+    device: Option<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the device gpumat would use, why, and the CPU threads.
+    Info,
+    /// Show what gpumat does on this machine, on random inputs, checked
+    /// against an independent FP64 reference.
+    Demo(demo::Args),
+    /// Multiply two Matrix Market matrices: C = A·B.
+    Gemm(gemm::Args),
+}
+
+fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
+    match cli_choice {
+        Some(name) => Device::from_name(name),
+        None => Device::auto(),
+    }
+}
+
+fn run(cli: Cli) -> gpumat::Result<()> {
+    match cli.command {
+        Command::Info => info::run(device(&cli.device)),
+        Command::Demo(args) => demo::run(&device(&cli.device)?, &args),
+        Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
+    }
+}
+
+/// 2 for failures of the mathematics, 1 for everything else.
+fn exit_code(e: &Error) -> u8 {
+    match e {
+        Error::NotPositiveDefinite { .. } | Error::Singular { .. } | Error::NotConverged { .. } => 2,
+        _ => 1,
+    }
+}
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("gpumat: internal error{at}: {msg} (please report this)");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version go to stdout and succeed.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.kind().as_str().map(str::to_string).unwrap_or_default();
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or(&text).trim_start_matches("error: ");
+            eprintln!("gpumat: error: {first} (see gpumat --help)");
+            return ExitCode::from(64);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gpumat: error: {e}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}

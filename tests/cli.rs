@@ -1,0 +1,125 @@
+//! The `gpumat` binary: outputs, exit codes and one-line errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpumat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpumat")).args(args).output().expect("gpumat runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A scratch directory unique to one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpumat-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// An error is exactly one line on stderr, naming gpumat.
+fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
+    assert_eq!(o.status.code(), Some(code), "stderr: {}", stderr(o));
+    let err = stderr(o);
+    assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
+    assert!(err.starts_with("gpumat: error: "), "{err}");
+    assert!(err.contains(needle), "'{needle}' not in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+const A: &str = "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n";
+const B: &str = "%%MatrixMarket matrix coordinate real general\n3 1 2\n1 1 1.5\n3 1 -2\n";
+
+#[test]
+fn gemm_writes_the_product_to_stdout_and_to_a_file() {
+    let dir = scratch("gemm");
+    let (a, b) = (write(&dir, "a.mtx", A), write(&dir, "b.mtx", B));
+    // A = [1 3 5; 2 4 6], B = [1.5; 0; -2] → C = [1.5 - 10; 3 - 12] = [-8.5; -9].
+    let o = gpumat(&["--device", "cpu", "gemm", &a, &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("%%MatrixMarket matrix array real general"), "{out}");
+    let numbers: Vec<&str> = out.lines().filter(|l| !l.starts_with('%')).collect();
+    assert_eq!(numbers, ["2 1", "-8.5", "-9.0"]);
+    assert!(stderr(&o).contains("gemm: 2×3 · 3×1"), "{}", stderr(&o));
+
+    let c = dir.join("c.mtx");
+    let o = gpumat(&["gemm", &a, &b, "-o", c.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&c).unwrap(), out);
+}
+
+#[test]
+fn gemm_refuses_bad_input_with_one_line() {
+    let dir = scratch("bad");
+    let a = write(&dir, "a.mtx", A);
+    let o = gpumat(&["gemm", &a, &a]);
+    assert_one_line_error(&o, 1, "A is 2×3 but B is 2×3");
+
+    let lying = write(&dir, "lying.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n");
+    let o = gpumat(&["gemm", &lying, &a]);
+    assert_one_line_error(&o, 1, "lying.mtx:");
+
+    let nan = write(&dir, "nan.mtx", "%%MatrixMarket matrix array real general\n1 1\nNaN\n");
+    let o = gpumat(&["gemm", &nan, &nan]);
+    assert_one_line_error(&o, 1, "nan.mtx:3");
+
+    let empty = write(&dir, "empty.mtx", "%%MatrixMarket matrix array real general\n0 3\n");
+    let o = gpumat(&["gemm", &empty, &a]);
+    assert_one_line_error(&o, 1, "is empty");
+
+    let o = gpumat(&["gemm", "/nonexistent/a.mtx", &a]);
+    assert_one_line_error(&o, 1, "/nonexistent/a.mtx");
+}
+
+#[test]
+fn usage_errors_are_one_line_with_code_64() {
+    let o = gpumat(&["gemm"]);
+    assert_one_line_error(&o, 64, "required");
+    let o = gpumat(&["frobnicate"]);
+    assert_one_line_error(&o, 64, "frobnicate");
+    let o = gpumat(&["--device", "tpu", "info"]);
+    assert_one_line_error(&o, 1, "unknown device 'tpu'");
+}
+
+#[test]
+fn every_command_has_help() {
+    for cmd in [vec!["--help"], vec!["info", "--help"], vec!["gemm", "--help"], vec!["demo", "--help"]] {
+        let o = gpumat(&cmd);
+        assert!(o.status.success(), "{cmd:?}");
+        assert!(stdout(&o).contains("Usage: gpumat"), "{cmd:?}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn info_names_the_device_and_why() {
+    let o = Command::new(env!("CARGO_BIN_EXE_gpumat")).arg("info").env_remove("GPUMAT_DEVICE").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("device:"), "{out}");
+    assert!(out.contains("CPU threads:"), "{out}");
+    let o = Command::new(env!("CARGO_BIN_EXE_gpumat")).args(["info"]).env("GPUMAT_DEVICE", "cpu").output().unwrap();
+    assert!(stdout(&o).contains("device:      CPU"), "{}", stdout(&o));
+}
+
+#[test]
+fn demo_checks_itself() {
+    let o = gpumat(&["--device", "cpu", "demo", "--m", "40", "--n", "70"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("all checks passed"), "{out}");
+    assert!(out.contains("820 entries instead of 1600"), "RFP stores n(n+1)/2: {out}");
+    let o = gpumat(&["demo", "--m", "0"]);
+    assert_one_line_error(&o, 1, "--m and --n must be positive");
+}
