@@ -1,7 +1,9 @@
 //! The CPU backend: faer for level 3, plain loops for the rest, rayon for
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
+use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
+use std::ptr::NonNull;
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::{matmul::matmul, triangular_solve as tri};
@@ -43,12 +45,18 @@ impl Cpu {
     }
 }
 
-/// Host memory. Entries sit in `UnsafeCell`s because several views of one
-/// buffer may be alive at once (the pieces of an RFP rectangle); a write needs
-/// a `ViewMut`, which needs `&mut` access to the buffer, and every primitive
-/// checks that what it writes does not overlap what it reads.
+/// Alignment of host buffers in bytes: faer aligns its own matrices so, and
+/// its SIMD kernels take faster paths on aligned columns.
+const ALIGN: usize = 128;
+
+/// Host memory, aligned to [`ALIGN`]. Entries sit in `UnsafeCell`s because
+/// several views of one buffer may be alive at once (the pieces of an RFP
+/// rectangle); a write needs a `ViewMut`, which needs `&mut` access to the
+/// buffer, and every primitive checks that what it writes does not overlap
+/// what it reads.
 pub struct CpuBuffer<E> {
-    data: Box<[UnsafeCell<E>]>,
+    ptr: NonNull<UnsafeCell<E>>,
+    len: usize,
 }
 
 // SAFETY: writes go only through `ViewMut`s, which exist only under a `&mut`
@@ -58,29 +66,44 @@ unsafe impl<E: Sync> Sync for CpuBuffer<E> {}
 
 impl<E> DeviceBuffer for CpuBuffer<E> {
     fn len(&self) -> usize {
-        self.data.len()
+        self.len
+    }
+}
+
+impl<E> CpuBuffer<E> {
+    fn layout(len: usize) -> Option<Layout> {
+        Layout::from_size_align(len.checked_mul(size_of::<E>())?, ALIGN).ok()
+    }
+
+    fn ptr(&self) -> *mut E {
+        self.ptr.as_ptr() as *mut E
     }
 }
 
 impl<E: Elem> CpuBuffer<E> {
-    fn from_vec(v: Vec<E>) -> Self {
-        let raw = Box::into_raw(v.into_boxed_slice()) as *mut [UnsafeCell<E>];
-        // SAFETY: `UnsafeCell<E>` has the layout of `E`.
-        CpuBuffer { data: unsafe { Box::from_raw(raw) } }
-    }
-
-    fn ptr(&self) -> *mut E {
-        UnsafeCell::raw_get(self.data.as_ptr())
+    /// `len` entries, zero-filled (all-zero bits are `0` for every `Elem`)
+    /// or left uninitialized for the caller to fill at once.
+    fn new(len: usize, zeroed: bool) -> Result<Self> {
+        let oom =
+            || Error::OutOfDeviceMemory { requested: len.saturating_mul(size_of::<E>()), free: available_memory() };
+        let layout = Self::layout(len).ok_or_else(oom)?;
+        if layout.size() == 0 {
+            return Ok(CpuBuffer { ptr: NonNull::dangling(), len });
+        }
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { if zeroed { alloc::alloc_zeroed(layout) } else { alloc::alloc(layout) } };
+        let ptr = NonNull::new(raw as *mut UnsafeCell<E>).ok_or_else(oom)?;
+        Ok(CpuBuffer { ptr, len })
     }
 }
 
-fn host_vec<E: Elem>(len: usize) -> Result<Vec<E>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| Error::OutOfDeviceMemory {
-        requested: len.saturating_mul(size_of::<E>()),
-        free: available_memory(),
-    })?;
-    Ok(v)
+impl<E> Drop for CpuBuffer<E> {
+    fn drop(&mut self) {
+        if let Some(layout) = Self::layout(self.len).filter(|l| l.size() > 0) {
+            // SAFETY: allocated in `new` with this layout.
+            unsafe { alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
+        }
+    }
 }
 
 /// `MemAvailable` from `/proc/meminfo`, or 0 where that cannot be read.
@@ -187,15 +210,14 @@ impl Backend for Cpu {
     }
 
     fn alloc<E: Elem>(&self, len: usize) -> Result<CpuBuffer<E>> {
-        let mut v = host_vec(len)?;
-        v.resize(len, E::default());
-        Ok(CpuBuffer::from_vec(v))
+        CpuBuffer::new(len, true)
     }
 
     fn upload<E: Elem>(&self, host: &[E]) -> Result<CpuBuffer<E>> {
-        let mut v = host_vec(host.len())?;
-        v.extend_from_slice(host);
-        Ok(CpuBuffer::from_vec(v))
+        let buf = CpuBuffer::new(host.len(), false)?;
+        // SAFETY: fresh allocation of `host.len()` entries, disjoint from `host`.
+        unsafe { std::ptr::copy_nonoverlapping(host.as_ptr(), buf.ptr(), host.len()) };
+        Ok(buf)
     }
 
     fn download<E: Elem>(&self, src: &CpuBuffer<E>, host: &mut [E]) -> Result<()> {
@@ -354,11 +376,12 @@ impl Backend for Cpu {
         b: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
         check::triangular("trmm", side, uplo, &a, &b)?;
-        let (m, lower, b) = as_left(side, uplo, op, mat(a), mat_mut(b));
+        let mut b = mat_mut(b);
         if alpha == T::ZERO {
-            scale_part(b, T::ZERO, None);
+            scale_part(b.as_mut(), T::ZERO, None);
             return Ok(());
         }
+        let (m, lower, b) = as_left(side, uplo, op, mat(a), b);
         let structure = match (lower, diag) {
             (true, Diag::NonUnit) => BlockStructure::TriangularLower,
             (true, Diag::Unit) => BlockStructure::UnitTriangularLower,
