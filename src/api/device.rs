@@ -1,12 +1,13 @@
 //! Choosing where to compute.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use faer::MatRef;
 
 use super::Matrix;
 use crate::backend::cpu::CpuBuffer;
-use crate::backend::{Backend, Cpu};
+use crate::backend::cuda::CudaBuffer;
+use crate::backend::{Backend, Cpu, Cuda};
 use crate::{Elem, Error, Result, Scalar};
 
 /// The environment variable that overrides [`Device::auto`]: `auto`, `cpu`
@@ -30,33 +31,59 @@ struct Inner {
 /// The concrete backends, for dispatch with [`with_backend!`](crate::with_backend).
 pub enum AnyBackend {
     Cpu(Cpu),
+    Cuda(Cuda),
 }
 
 /// A buffer of one of the backends.
 pub(crate) enum Storage<E: Elem> {
     Cpu(CpuBuffer<E>),
+    Cuda(CudaBuffer<E>),
 }
 
 /// A backend whose buffers a [`Storage`] can hold.
 pub(crate) trait Resident: Backend {
-    fn buffer<E: Elem>(s: &Storage<E>) -> &Self::Buffer<E>;
-    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> &mut Self::Buffer<E>;
+    fn buffer<E: Elem>(s: &Storage<E>) -> Result<&Self::Buffer<E>>;
+    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> Result<&mut Self::Buffer<E>>;
     fn wrap<E: Elem>(&self, b: Self::Buffer<E>) -> Storage<E>;
 }
 
+fn elsewhere() -> Error {
+    Error::InvalidArgument("the matrix lives on another device".into())
+}
+
 impl Resident for Cpu {
-    fn buffer<E: Elem>(s: &Storage<E>) -> &CpuBuffer<E> {
+    fn buffer<E: Elem>(s: &Storage<E>) -> Result<&CpuBuffer<E>> {
         match s {
-            Storage::Cpu(b) => b,
+            Storage::Cpu(b) => Ok(b),
+            _ => Err(elsewhere()),
         }
     }
-    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> &mut CpuBuffer<E> {
+    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> Result<&mut CpuBuffer<E>> {
         match s {
-            Storage::Cpu(b) => b,
+            Storage::Cpu(b) => Ok(b),
+            _ => Err(elsewhere()),
         }
     }
     fn wrap<E: Elem>(&self, b: CpuBuffer<E>) -> Storage<E> {
         Storage::Cpu(b)
+    }
+}
+
+impl Resident for Cuda {
+    fn buffer<E: Elem>(s: &Storage<E>) -> Result<&CudaBuffer<E>> {
+        match s {
+            Storage::Cuda(b) => Ok(b),
+            _ => Err(elsewhere()),
+        }
+    }
+    fn buffer_mut<E: Elem>(s: &mut Storage<E>) -> Result<&mut CudaBuffer<E>> {
+        match s {
+            Storage::Cuda(b) => Ok(b),
+            _ => Err(elsewhere()),
+        }
+    }
+    fn wrap<E: Elem>(&self, b: CudaBuffer<E>) -> Storage<E> {
+        Storage::Cuda(b)
     }
 }
 
@@ -91,13 +118,11 @@ impl Device {
         Self::new(AnyBackend::Cpu(Cpu::new()), None)
     }
 
-    /// The first CUDA GPU.
+    /// The first CUDA GPU, or why there is none to use. The GPU is opened
+    /// once per process; every call returns the same device.
     pub fn cuda() -> Result<Self> {
-        Err(Error::Device(Self::no_cuda_reason()))
-    }
-
-    fn no_cuda_reason() -> String {
-        "this build of gpumat has no CUDA backend yet".into()
+        static CUDA: OnceLock<Result<Device>> = OnceLock::new();
+        CUDA.get_or_init(|| Ok(Self::new(AnyBackend::Cuda(Cuda::new(0)?), None))).clone()
     }
 
     fn detect() -> Self {
@@ -139,6 +164,9 @@ impl Device {
     pub(crate) fn same(&self, other: &Device) -> bool {
         match (self.backend(), other.backend()) {
             (AnyBackend::Cpu(_), AnyBackend::Cpu(_)) => true,
+            // One context per process and ordinal: the same GPU only if the same handle.
+            (AnyBackend::Cuda(_), AnyBackend::Cuda(_)) => Arc::ptr_eq(&self.inner, &other.inner),
+            _ => false,
         }
     }
 

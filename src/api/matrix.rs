@@ -56,7 +56,7 @@ impl<T: Scalar> Matrix<T> {
     }
 
     pub(crate) fn view<B: Resident>(&self) -> Result<View<'_, B, T>> {
-        View::dense(B::buffer(self.storage()?), self.rows, self.cols)
+        View::dense(B::buffer(self.storage()?)?, self.rows, self.cols)
     }
 
     /// [`view`](Self::view) where the backend cannot be inferred.
@@ -72,7 +72,7 @@ impl<T: Scalar> Matrix<T> {
     /// leading dimension `n + 1`).
     pub(crate) fn block_mut<B: Resident>(&mut self, block: Block) -> Result<ViewMut<'_, B, T>> {
         let storage = self.data.as_mut().map_err(|e| e.clone())?;
-        ViewMut::new(B::buffer_mut(storage), block)
+        ViewMut::new(B::buffer_mut(storage)?, block)
     }
 
     /// Fails unless `other` lives where `self` does and is usable.

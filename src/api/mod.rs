@@ -22,6 +22,7 @@ macro_rules! with_backend {
     ($dev:expr, $be:ident => $body:expr) => {
         match $dev.backend() {
             $crate::api::device::AnyBackend::Cpu($be) => $body,
+            $crate::api::device::AnyBackend::Cuda($be) => $body,
         }
     };
 }

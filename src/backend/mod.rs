@@ -16,10 +16,12 @@
 
 mod check;
 pub mod cpu;
+pub mod cuda;
 pub mod region;
 pub mod view;
 
 pub use cpu::Cpu;
+pub use cuda::Cuda;
 pub use view::{Block, BufferMut, View, ViewMut};
 
 use crate::layout::{Rfp, Uplo};

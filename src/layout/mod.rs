@@ -18,7 +18,7 @@
 mod convert;
 mod full;
 mod packed;
-mod rfp;
+pub(crate) mod rfp;
 
 pub use convert::{full_to_packed, full_to_rfp, packed_to_full, packed_to_rfp, rfp_to_full, rfp_to_packed};
 pub use full::{Full, in_triangle};

@@ -1,0 +1,173 @@
+// Elementwise kernels on column-major blocks: entry (i, j) of a block at `a`
+// with leading dimension `ld` is a[i + j*ld]; the pointers passed already
+// include the block's offset. Sizes, leading dimensions and indices are
+// `long long`.
+//
+// Launch contract (every kernel of this file): any 1-D launch. Each thread
+// walks a grid-stride loop over the rows*cols entries in column-major order,
+// entry k <-> (i = k % rows, j = k / rows), UNROLL steps at a time, so any
+// grid and block size covers the whole block. The backend launches 256 threads per block and
+// ceil(rows*cols / 256) blocks, capped at 65535.
+//
+// Numerics are plain IEEE: no fast math, a product with NaN is NaN.
+
+// Entries per thread per step of map_entries: their loads are all issued
+// before any store, so each thread keeps several loads in flight. With one, a
+// 4-byte type stays well under the memory bandwidth.
+#define UNROLL 4
+
+// For every entry (i, j) of a rows x cols block that belongs to this thread:
+// dst(i, j) = value(i, j), written by store(i, j, v). value() may read memory,
+// store() writes it; the reads of UNROLL entries happen before their writes.
+// 64-bit division is slow on the GPU (a software routine), so the first k is
+// split into (i, j) once, and the loop then advances (i, j) by the stride
+// split the same way: two divisions per thread, none per entry.
+template <typename V, typename S>
+__device__ __forceinline__ void map_entries(long long rows, long long cols, V value, S store) {
+    if (rows <= 0 || cols <= 0) return;
+    const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    long long i = start % rows;
+    long long j = start / rows;
+    const long long di = stride % rows;
+    const long long dj = stride / rows;
+    while (j < cols) {
+        long long is[UNROLL], js[UNROLL];
+        decltype(value(0LL, 0LL)) v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            is[u] = i;
+            js[u] = j;
+            if (j < cols) v[u] = value(i, j);
+            i += di;
+            j += dj;
+            if (i >= rows) {
+                i -= rows;
+                ++j;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            if (js[u] < cols) store(is[u], js[u], v[u]);
+        }
+    }
+}
+
+// a(i, j) = value for every entry.
+template <typename T>
+__device__ __forceinline__ void fill_impl(T* a, long long ld, long long rows, long long cols, T value) {
+    map_entries(rows, cols, [&](long long, long long) { return value; },
+                [&](long long i, long long j, T v) { a[i + j * ld] = v; });
+}
+
+// a *= alpha, a plain product (0 * NaN = NaN, unlike BLAS scal's shortcut).
+template <typename T>
+__device__ __forceinline__ void scale_impl(T* a, long long ld, long long rows, long long cols, T alpha) {
+    map_entries(rows, cols, [&](long long i, long long j) { return a[i + j * ld] * alpha; },
+                [&](long long i, long long j, T v) { a[i + j * ld] = v; });
+}
+
+// y += alpha * x (the compiler may fuse this into one FMA, an IEEE operation
+// with a single rounding).
+template <typename T>
+__device__ __forceinline__ void axpy_impl(T alpha, const T* x, long long ldx, T* y, long long ldy, long long rows,
+                                          long long cols) {
+    map_entries(rows, cols, [&](long long i, long long j) { return y[i + j * ldy] + alpha * x[i + j * ldx]; },
+                [&](long long i, long long j, T v) { y[i + j * ldy] = v; });
+}
+
+// a(i, j) *= d[i * incd]: diag(d) * A.
+template <typename T>
+__device__ __forceinline__ void scale_rows_impl(T* a, long long lda, long long rows, long long cols, const T* d,
+                                                long long incd) {
+    map_entries(rows, cols, [&](long long i, long long j) { return a[i + j * lda] * d[i * incd]; },
+                [&](long long i, long long j, T v) { a[i + j * lda] = v; });
+}
+
+// a(i, j) *= d[j * incd]: A * diag(d).
+template <typename T>
+__device__ __forceinline__ void scale_cols_impl(T* a, long long lda, long long rows, long long cols, const T* d,
+                                                long long incd) {
+    map_entries(rows, cols, [&](long long i, long long j) { return a[i + j * lda] * d[j * incd]; },
+                [&](long long i, long long j, T v) { a[i + j * lda] = v; });
+}
+
+// dst = (D)src, entry by entry. A C cast from double to float rounds to
+// nearest even (cvt.rn.f32.f64); float to double is exact.
+template <typename S, typename D>
+__device__ __forceinline__ void cast_impl(const S* src, long long lds, D* dst, long long ldd, long long rows,
+                                          long long cols) {
+    map_entries(rows, cols, [&](long long i, long long j) { return (D)src[i + j * lds]; },
+                [&](long long i, long long j, D v) { dst[i + j * ldd] = v; });
+}
+
+// Makes the n x n block symmetric from one triangle: from_lower = 1 copies
+// a(i, j) to a(j, i) for i > j (lower to upper), from_lower = 0 copies upper
+// to lower. Each thread writes only entries of the target triangle and reads
+// only entries of the source triangle, so there is no race. The reads are
+// strided (one column of the target is a row of the source); copy_block with
+// transpose = 1 and a triangle mask does the same job with coalesced reads.
+template <typename T>
+__device__ __forceinline__ void symmetrize_impl(T* a, long long ld, long long n, int from_lower) {
+    // (i, j) is a target entry iff from_lower ? i < j : i > j.
+    map_entries(n, n, [&](long long i, long long j) { return (from_lower ? i < j : i > j) ? a[j + i * ld] : T(0); },
+                [&](long long i, long long j, T v) {
+                    if (from_lower ? i < j : i > j) a[i + j * ld] = v;
+                });
+}
+
+// Sets the strict lower (upper = 0: i > j) or strict upper (upper = 1: i < j)
+// triangle of a rows x cols block to value; the rest is not touched.
+template <typename T>
+__device__ __forceinline__ void fill_strict_triangle_impl(T* a, long long ld, long long rows, long long cols, int upper,
+                                                          T value) {
+    map_entries(rows, cols, [&](long long, long long) { return value; },
+                [&](long long i, long long j, T v) {
+                    if (upper ? i < j : i > j) a[i + j * ld] = v;
+                });
+}
+
+#define GPUMAT_FILL(T, SUFFIX)                                                                            \
+    extern "C" __global__ void fill_##SUFFIX(T* a, long long ld, long long rows, long long cols, T value) { \
+        fill_impl<T>(a, ld, rows, cols, value);                                                           \
+    }
+
+#define GPUMAT_FLOAT_KERNELS(T, SUFFIX)                                                                           \
+    extern "C" __global__ void scale_##SUFFIX(T* a, long long ld, long long rows, long long cols, T alpha) {        \
+        scale_impl<T>(a, ld, rows, cols, alpha);                                                                  \
+    }                                                                                                             \
+    extern "C" __global__ void axpy_##SUFFIX(T alpha, const T* x, long long ldx, T* y, long long ldy,             \
+                                             long long rows, long long cols) {                                    \
+        axpy_impl<T>(alpha, x, ldx, y, ldy, rows, cols);                                                          \
+    }                                                                                                             \
+    extern "C" __global__ void scale_rows_##SUFFIX(T* a, long long lda, long long rows, long long cols, const T* d, \
+                                                   long long incd) {                                              \
+        scale_rows_impl<T>(a, lda, rows, cols, d, incd);                                                          \
+    }                                                                                                             \
+    extern "C" __global__ void scale_cols_##SUFFIX(T* a, long long lda, long long rows, long long cols, const T* d, \
+                                                   long long incd) {                                              \
+        scale_cols_impl<T>(a, lda, rows, cols, d, incd);                                                          \
+    }                                                                                                             \
+    extern "C" __global__ void symmetrize_##SUFFIX(T* a, long long ld, long long n, int from_lower) {              \
+        symmetrize_impl<T>(a, ld, n, from_lower);                                                                 \
+    }                                                                                                             \
+    extern "C" __global__ void fill_strict_triangle_##SUFFIX(T* a, long long ld, long long rows, long long cols,   \
+                                                             int upper, T value) {                                \
+        fill_strict_triangle_impl<T>(a, ld, rows, cols, upper, value);                                            \
+    }
+
+GPUMAT_FILL(float, f32)
+GPUMAT_FILL(double, f64)
+GPUMAT_FILL(int, i32)
+GPUMAT_FLOAT_KERNELS(float, f32)
+GPUMAT_FLOAT_KERNELS(double, f64)
+
+extern "C" __global__ void cast_f64_f32(const double* src, long long lds, float* dst, long long ldd, long long rows,
+                                        long long cols) {
+    cast_impl<double, float>(src, lds, dst, ldd, rows, cols);
+}
+
+extern "C" __global__ void cast_f32_f64(const float* src, long long lds, double* dst, long long ldd, long long rows,
+                                        long long cols) {
+    cast_impl<float, double>(src, lds, dst, ldd, rows, cols);
+}

@@ -1,0 +1,178 @@
+//! cuBLAS level 3 on strided sub-blocks, for `f32` and `f64`.
+//!
+//! The backend is generic over `T: Scalar`; cuBLAS has one entry point per
+//! precision. `T::NAME` picks it, and the pointers are cast to that type,
+//! which is `T` itself.
+//!
+//! # Safety
+//!
+//! Every routine here takes device addresses with leading dimensions: the
+//! caller guarantees they are blocks of the stated shapes inside live
+//! buffers of `T` on the handle's device, and that the block written does
+//! not overlap a block read (`backend::check` does both).
+
+use cudarc::cublas::sys::{
+    self, cublasDiagType_t as CDiag, cublasFillMode_t as CFill, cublasHandle_t, cublasOperation_t as COp,
+    cublasSideMode_t as CSide, cublasStatus_t,
+};
+
+use crate::backend::{Diag, Op, Side};
+use crate::layout::Uplo;
+use crate::{Error, Result, Scalar};
+
+pub fn op(op: Op) -> COp {
+    match op {
+        Op::NoTrans => COp::CUBLAS_OP_N,
+        Op::Trans => COp::CUBLAS_OP_T,
+    }
+}
+
+pub fn fill(uplo: Uplo) -> CFill {
+    match uplo {
+        Uplo::Lower => CFill::CUBLAS_FILL_MODE_LOWER,
+        Uplo::Upper => CFill::CUBLAS_FILL_MODE_UPPER,
+    }
+}
+
+pub fn side(side: Side) -> CSide {
+    match side {
+        Side::Left => CSide::CUBLAS_SIDE_LEFT,
+        Side::Right => CSide::CUBLAS_SIDE_RIGHT,
+    }
+}
+
+pub fn diag(diag: Diag) -> CDiag {
+    match diag {
+        Diag::NonUnit => CDiag::CUBLAS_DIAG_NON_UNIT,
+        Diag::Unit => CDiag::CUBLAS_DIAG_UNIT,
+    }
+}
+
+/// A dimension as cuBLAS's `int`.
+pub fn dim(op: &str, x: usize) -> Result<i32> {
+    i32::try_from(x).map_err(|_| Error::InvalidArgument(format!("{op}: dimension {x} exceeds cuBLAS's 32-bit limit")))
+}
+
+pub fn status(op: &str, s: cublasStatus_t) -> Result<()> {
+    match s {
+        cublasStatus_t::CUBLAS_STATUS_SUCCESS => Ok(()),
+        other => Err(Error::Device(format!("cuBLAS {op} failed: {other:?}"))),
+    }
+}
+
+/// Calls the `f64` or `f32` variant of a cuBLAS routine with `T`'s pointers
+/// cast to that type.
+macro_rules! blas_call {
+    ($t:ty, $d:ident, $s:ident, ($($arg:expr),* $(,)?)) => {
+        // SAFETY: the callers pass device addresses of blocks checked to lie
+        // in their buffers, of element type `$t`, which is the routine's type.
+        if <$t as $crate::Elem>::NAME == "f64" {
+            unsafe { sys::$d($($arg),*) }
+        } else {
+            unsafe { sys::$s($($arg),*) }
+        }
+    };
+}
+
+/// `C := α·op(A)·op(B) + β·C`. Pointers are device addresses of the blocks.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm<T: Scalar>(
+    h: cublasHandle_t,
+    (ta, tb): (Op, Op),
+    (m, n, k): (i32, i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    beta: T,
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let (al, be) = (&alpha as *const T, &beta as *const T);
+    let s = blas_call!(
+        T,
+        cublasDgemm_v2,
+        cublasSgemm_v2,
+        (h, op(ta), op(tb), m, n, k, al as _, a as _, lda, b as _, ldb, be as _, c as _, ldc)
+    );
+    status("gemm", s)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn syrk<T: Scalar>(
+    h: cublasHandle_t,
+    uplo: Uplo,
+    trans: Op,
+    (n, k): (i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    beta: T,
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let (al, be) = (&alpha as *const T, &beta as *const T);
+    let s = blas_call!(
+        T,
+        cublasDsyrk_v2,
+        cublasSsyrk_v2,
+        (h, fill(uplo), op(trans), n, k, al as _, a as _, lda, be as _, c as _, ldc)
+    );
+    status("syrk", s)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn trsm<T: Scalar>(
+    h: cublasHandle_t,
+    (sd, uplo, trans, dg): (Side, Uplo, Op, Diag),
+    (m, n): (i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+) -> Result<()> {
+    let al = &alpha as *const T;
+    let s = blas_call!(
+        T,
+        cublasDtrsm_v2,
+        cublasStrsm_v2,
+        (h, side(sd), fill(uplo), op(trans), diag(dg), m, n, al as _, a as _, lda, b as _, ldb)
+    );
+    status("trsm", s)
+}
+
+/// In place: cuBLAS's out-of-place `trmm` with `C = B`, as its documentation allows.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn trmm<T: Scalar>(
+    h: cublasHandle_t,
+    (sd, uplo, trans, dg): (Side, Uplo, Op, Diag),
+    (m, n): (i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+) -> Result<()> {
+    let al = &alpha as *const T;
+    let s = blas_call!(
+        T,
+        cublasDtrmm_v2,
+        cublasStrmm_v2,
+        (h, side(sd), fill(uplo), op(trans), diag(dg), m, n, al as _, a as _, lda, b as _, ldb, b as _, ldb)
+    );
+    status("trmm", s)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn geam<T: Scalar>(
+    h: cublasHandle_t,
+    (ta, tb): (Op, Op),
+    (m, n): (i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    beta: T,
+    (b, ldb): (u64, i32),
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let (al, be) = (&alpha as *const T, &beta as *const T);
+    let s = blas_call!(
+        T,
+        cublasDgeam,
+        cublasSgeam,
+        (h, op(ta), op(tb), m, n, al as _, a as _, lda, be as _, b as _, ldb, c as _, ldc)
+    );
+    status("geam", s)
+}

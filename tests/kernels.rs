@@ -1,0 +1,265 @@
+//! The CUDA kernels compile with NVRTC, without a GPU: every file of
+//! `kernels/` for `sm_90` with no warning, every entry point the CUDA backend
+//! launches is there with the parameter types it passes, a broken file gives
+//! an error naming it with NVRTC's log, and the caches work.
+//!
+//! Without libnvrtc these tests print "skipped: libnvrtc not found" and pass,
+//! unless `GPUMAT_REQUIRE_NVRTC=1` (as in CI), where they fail.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use gpumat::backend::cuda::kernels::{self, SOURCES, Source};
+
+/// Whether to run; panics when NVRTC is required but missing.
+fn nvrtc() -> bool {
+    if kernels::nvrtc_available() {
+        return true;
+    }
+    if std::env::var("GPUMAT_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+        panic!(
+            "GPUMAT_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (put the folder of libnvrtc.so.13 on LD_LIBRARY_PATH)"
+        );
+    }
+    println!("skipped: libnvrtc not found");
+    false
+}
+
+const ARCH: &str = "sm_90";
+
+// PTX parameter types: pointers and `long long` are .u64, `int` .u32.
+const P: &str = "u64";
+const I64: &str = "u64";
+const I32: &str = "u32";
+
+/// Every entry point of every file, with the PTX types of its parameters:
+/// the contract with `src/backend/cuda/mod.rs`.
+fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
+    let mut files: BTreeMap<&str, BTreeMap<String, Vec<&str>>> = BTreeMap::new();
+    let mut add = |file, name: String, params: Vec<&'static str>| {
+        files.entry(file).or_default().insert(name, params);
+    };
+    for (t, e) in [("f32", "f32"), ("f64", "f64"), ("i32", "u32")] {
+        // fill(a, ld, rows, cols, value)
+        add("elementwise.cu", format!("fill_{t}"), vec![P, I64, I64, I64, e]);
+        // copy_block(src, lds, dst, ldd, rows, cols, transpose, tri)
+        add("copy.cu", format!("copy_block_{t}"), vec![P, I64, P, I64, I64, I64, I32, I32]);
+    }
+    for t in ["f32", "f64"] {
+        let e = t;
+        // scale(a, ld, rows, cols, alpha)
+        add("elementwise.cu", format!("scale_{t}"), vec![P, I64, I64, I64, e]);
+        // axpy(alpha, x, ldx, y, ldy, rows, cols)
+        add("elementwise.cu", format!("axpy_{t}"), vec![e, P, I64, P, I64, I64, I64]);
+        // scale_rows / scale_cols(a, lda, rows, cols, d, incd)
+        add("elementwise.cu", format!("scale_rows_{t}"), vec![P, I64, I64, I64, P, I64]);
+        add("elementwise.cu", format!("scale_cols_{t}"), vec![P, I64, I64, I64, P, I64]);
+        // symmetrize(a, ld, n, from_lower)
+        add("elementwise.cu", format!("symmetrize_{t}"), vec![P, I64, I64, I32]);
+        // fill_strict_triangle(a, ld, rows, cols, upper, value)
+        add("elementwise.cu", format!("fill_strict_triangle_{t}"), vec![P, I64, I64, I64, I32, e]);
+        // max_abs(a, ld, rows, cols, partial)
+        add("reduce.cu", format!("max_abs_{t}"), vec![P, I64, I64, I64, P]);
+        // sum_sq_scaled(a, ld, rows, cols, scale, partial)
+        add("reduce.cu", format!("sum_sq_scaled_{t}"), vec![P, I64, I64, I64, "f64", P]);
+        // col_abs_sums / row_abs_sums(a, ld, rows, cols, out)
+        add("reduce.cu", format!("col_abs_sums_{t}"), vec![P, I64, I64, I64, P]);
+        add("reduce.cu", format!("row_abs_sums_{t}"), vec![P, I64, I64, I64, P]);
+        // iamax(x, inc, n, best_idx, best_val)
+        add("reduce.cu", format!("iamax_{t}"), vec![P, I64, I64, P, P]);
+        // first_non_finite(a, ld, rows, cols, first)
+        add("reduce.cu", format!("first_non_finite_{t}"), vec![P, I64, I64, I64, P]);
+    }
+    // cast(src, lds, dst, ldd, rows, cols)
+    add("elementwise.cu", "cast_f64_f32".into(), vec![P, I64, P, I64, I64, I64]);
+    add("elementwise.cu", "cast_f32_f64".into(), vec![P, I64, P, I64, I64, I64]);
+    files
+}
+
+/// The `.entry` points of a PTX module with the types of their parameters.
+fn entries(ptx: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let mut rest = ptx;
+    while let Some(at) = rest.find(".entry ") {
+        rest = &rest[at + ".entry ".len()..];
+        let open = rest.find('(').expect("an entry has a parameter list");
+        let close = rest.find(')').expect("an entry's parameter list ends");
+        let name = rest[..open].trim().to_string();
+        let params = rest[open + 1..close]
+            .split(',')
+            .filter_map(|p| p.split_whitespace().nth(1))
+            .map(|ty| ty.trim_start_matches('.').to_string())
+            .collect();
+        out.insert(name, params);
+        rest = &rest[close..];
+    }
+    out
+}
+
+fn source(name: &str) -> &'static Source {
+    SOURCES.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no source {name}"))
+}
+
+/// A test-local source that no other test (or earlier run) has compiled.
+fn fresh(tag: &str, body: &str) -> Source {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let code = format!("// {tag} {} {nanos}\n{body}\n", std::process::id());
+    Source { name: "probe.cu", code: Box::leak(code.into_boxed_str()) }
+}
+
+const PROBE: &str = "extern \"C\" __global__ void probe(float* a) { a[threadIdx.x] = 1.0f; }";
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    std::env::temp_dir().join(format!("gpumat-kernels-{tag}-{}-{nanos}", std::process::id()))
+}
+
+#[test]
+fn sources_are_the_files_of_the_kernels_folder() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".cu"))
+        .collect();
+    on_disk.sort();
+    let mut embedded: Vec<String> = SOURCES.iter().map(|s| s.name.to_string()).collect();
+    embedded.sort();
+    assert_eq!(embedded, on_disk, "SOURCES must embed every kernels/*.cu");
+    let expected: Vec<String> = expected().keys().map(|k| k.to_string()).collect();
+    assert_eq!(embedded, expected, "the test must list the entries of every file");
+    for s in SOURCES {
+        assert_eq!(s.code, std::fs::read_to_string(dir.join(s.name)).unwrap(), "{} is embedded as is", s.name);
+    }
+}
+
+#[test]
+fn every_source_compiles_without_warnings_and_has_its_entries() {
+    if !nvrtc() {
+        return;
+    }
+    for (file, want) in expected() {
+        let out = kernels::compile_uncached(source(file), ARCH).unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.log.trim().is_empty(), "NVRTC warned on {file}:\n{}", out.log);
+        assert!(out.ptx.contains(&format!(".target {ARCH}")), "{file}: PTX for {ARCH}");
+        let got = entries(&out.ptx);
+        for (name, params) in &want {
+            let have = got.get(name).unwrap_or_else(|| panic!("{file}: no entry {name}; have {:?}", got.keys()));
+            assert_eq!(have, params, "{file}: parameter types of {name}");
+        }
+        let extra: Vec<_> = got.keys().filter(|k| !want.contains_key(k.as_str())).collect();
+        assert!(extra.is_empty(), "{file}: entries not listed in this test: {extra:?}");
+    }
+}
+
+#[test]
+fn every_source_compiles_for_other_architectures() {
+    if !nvrtc() {
+        return;
+    }
+    // The oldest architecture CUDA 13 supports, Ampere, Ada and Blackwell.
+    for arch in ["sm_75", "sm_80", "sm_89", "sm_100", "sm_120"] {
+        for s in SOURCES {
+            let out = kernels::compile_uncached(s, arch).unwrap_or_else(|e| panic!("{e}"));
+            assert!(out.log.trim().is_empty(), "NVRTC warned on {} for {arch}:\n{}", s.name, out.log);
+        }
+    }
+}
+
+#[test]
+fn a_broken_source_names_the_file_and_gives_the_log() {
+    if !nvrtc() {
+        return;
+    }
+    let broken = Source {
+        name: "broken_probe.cu",
+        code: "extern \"C\" __global__ void broken(float* a) { a[0] = undeclared_thing; }\n",
+    };
+    let err = kernels::compile(&broken, ARCH).expect_err("a broken source must not compile").to_string();
+    assert!(err.contains("broken_probe.cu"), "names the file: {err}");
+    assert!(err.contains("undeclared_thing"), "has NVRTC's log: {err}");
+    assert!(err.contains("error"), "has NVRTC's log: {err}");
+    assert!(err.contains(ARCH), "names the architecture: {err}");
+}
+
+#[test]
+fn compiling_twice_gives_the_same_ptx() {
+    if !nvrtc() {
+        return;
+    }
+    for s in SOURCES {
+        let a = kernels::compile(s, ARCH).unwrap().to_src();
+        let b = kernels::compile(s, ARCH).unwrap().to_src();
+        assert_eq!(a, b, "{}", s.name);
+        assert_eq!(a, kernels::compile_uncached(s, ARCH).unwrap().ptx, "{}: cached = fresh", s.name);
+    }
+}
+
+#[test]
+fn the_disk_cache_is_keyed_by_the_source() {
+    if !nvrtc() {
+        return;
+    }
+    let dir = temp_dir("cache");
+    let version = kernels::nvrtc_version().unwrap();
+    let file = |s: &Source| dir.join(format!("{:016x}.ptx", kernels::cache_key(s.code, ARCH, version)));
+
+    // A compilation leaves its PTX on disk under the key.
+    let one = fresh("one", PROBE);
+    let ptx = kernels::compile_in(&one, ARCH, Some(&dir)).unwrap().to_src();
+    assert_eq!(std::fs::read_to_string(file(&one)).unwrap(), ptx);
+
+    // Another source (a comment changed) has another key and another file.
+    let two = fresh("two", PROBE);
+    assert_ne!(file(&one), file(&two));
+    kernels::compile_in(&two, ARCH, Some(&dir)).unwrap();
+    assert!(file(&two).exists());
+    assert!(file(&one).exists());
+
+    // A file already on disk is used as is ...
+    let three = fresh("three", PROBE);
+    let planted = format!("// planted\n{ptx}");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(file(&three), &planted).unwrap();
+    assert_eq!(kernels::compile_in(&three, ARCH, Some(&dir)).unwrap().to_src(), planted);
+
+    // ... unless it does not look like PTX for the architecture: then the
+    // source is compiled again and the file replaced.
+    let four = fresh("four", PROBE);
+    std::fs::write(file(&four), "garbage").unwrap();
+    let ptx = kernels::compile_in(&four, ARCH, Some(&dir)).unwrap().to_src();
+    assert!(ptx.contains(".entry probe"));
+    assert_eq!(std::fs::read_to_string(file(&four)).unwrap(), ptx);
+
+    // An unusable directory only skips the disk cache.
+    let blocked = dir.join("not-a-dir");
+    std::fs::write(&blocked, "").unwrap();
+    let five = fresh("five", PROBE);
+    assert!(kernels::compile_in(&five, ARCH, Some(&blocked)).unwrap().to_src().contains(".entry probe"));
+
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_cache_key_is_stable_and_sees_every_input() {
+    // FNV-1a 64 does not change with the Rust version: a key computed today
+    // must be the same tomorrow, or every user recompiles (harmless, but a
+    // sign that the key changed by accident).
+    let key = kernels::cache_key("code", "sm_90", (13, 0));
+    assert_eq!(key, kernels::cache_key("code", "sm_90", (13, 0)));
+    assert_ne!(key, kernels::cache_key("code ", "sm_90", (13, 0)));
+    assert_ne!(key, kernels::cache_key("code", "sm_80", (13, 0)));
+    assert_ne!(key, kernels::cache_key("code", "sm_90", (13, 1)));
+    assert_ne!(key, kernels::cache_key("code", "sm_90", (12, 0)));
+    // Field boundaries matter: ("ab", "c") is not ("a", "bc").
+    assert_ne!(kernels::cache_key("ab", "c", (13, 0)), kernels::cache_key("a", "bc", (13, 0)));
+}
+
+#[test]
+fn without_nvrtc_compiling_is_an_error_not_a_panic() {
+    if kernels::nvrtc_available() {
+        return;
+    }
+    let err = kernels::compile(&SOURCES[0], ARCH).unwrap_err().to_string();
+    assert!(err.contains("libnvrtc"), "{err}");
+}
