@@ -1,5 +1,6 @@
 //! The `gpumat` command line.
 
+mod bench;
 mod demo;
 mod gemm;
 mod info;
@@ -36,6 +37,9 @@ enum Command {
     Demo(demo::Args),
     /// Multiply two Matrix Market matrices: C = A·B.
     Gemm(gemm::Args),
+    /// Time gpumat's GPU primitives side by side with cuBLAS (needs a GPU);
+    /// writes JSON and markdown under bench/results/.
+    Bench(bench::Args),
 }
 
 fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
@@ -50,6 +54,7 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Info => info::run(device(&cli.device)),
         Command::Demo(args) => demo::run(&device(&cli.device)?, &args),
         Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
+        Command::Bench(args) => bench::run(&device(&cli.device)?, &args),
     }
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds gpumat and its GPU test binaries here (no CUDA needed: cudarc loads
+# the libraries at run time), packs them into .gpu/ (git-ignored), and writes
+# .gpu/run.sh, the one command to run on the GPU machine from the repository
+# root. That command runs the test suite with the CUDA backend, compute-
+# sanitizer on the kernel tests and the side-by-side benchmarks, writing logs
+# and results into $OUT, and prints a short summary last.
+#
+#   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Test suites that exercise the device; the others are host-only.
+SUITES="api primitives kernels"
+
+rm -rf .gpu && mkdir -p .gpu/bin
+cargo build --release --bin gpumat
+cp target/release/gpumat .gpu/bin/
+for suite in $SUITES; do
+    exe=$(cargo test --release --no-run --test "$suite" --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])')
+    cp "$exe" ".gpu/bin/test-$suite"
+done
+strip .gpu/bin/*
+
+cat > .gpu/run.sh <<'RUN'
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root. Results go to $OUT.
+set -u
+OUT=${OUT:-.gpu/out}
+mkdir -p "$OUT"
+export GPUMAT_DEVICE=cuda
+summary=()
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/nvidia-smi.csv" 2>&1
+.gpu/bin/gpumat info > "$OUT/info.txt" 2>&1
+summary+=("info: $(grep device: "$OUT/info.txt")")
+.gpu/bin/gpumat demo --m 4000 --n 8000 > "$OUT/demo.log" 2>&1
+summary+=("demo (rc $?): $(tail -1 "$OUT/demo.log")")
+for t in .gpu/bin/test-*; do
+    name=$(basename "$t")
+    "$t" --test-threads=1 > "$OUT/$name.log" 2>&1
+    summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
+done
+for tool in memcheck racecheck; do
+    compute-sanitizer --tool "$tool" --error-exitcode 9 .gpu/bin/test-primitives --test-threads=1 > "$OUT/sanitizer-$tool.log" 2>&1
+    summary+=("compute-sanitizer $tool (rc $?): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1)")
+done
+if .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
+    .gpu/bin/gpumat bench --sizes 4096,8192,16384 --out "$OUT" > "$OUT/bench.log" 2>&1
+    summary+=("bench (rc $?)")
+    tail -40 "$OUT/bench.log"
+fi
+for t in .gpu/bin/test-*; do grep -E "FAILED|panicked" "$OUT/$(basename "$t").log" | head -20; done
+printf '%s\n' "${summary[@]}"
+RUN
+chmod +x .gpu/run.sh
+du -sh .gpu
+echo "On the GPU machine, from the repository root (carry .gpu): bash .gpu/run.sh"
