@@ -189,3 +189,32 @@ fn empty_matrices_are_valid_operands() {
     assert_eq!(c.to_host().unwrap(), vec![0.0; 6], "a product over k = 0 is zero");
     assert_eq!(a.norm(Norm::Frobenius).unwrap(), 0.0);
 }
+
+#[test]
+fn allocations_that_do_not_fit_are_errors_not_aborts() {
+    // 2^48 entries of 8 bytes: more than any device or address space holds.
+    let n = 1usize << 24;
+    match device().zeros::<f64>(n, n) {
+        Err(Error::OutOfDeviceMemory { requested, free }) => {
+            assert_eq!(requested, n * n * 8);
+            assert!(free < requested, "free {free} ≥ requested {requested}");
+        }
+        other => panic!("expected OutOfDeviceMemory, got {other:?}"),
+    }
+    assert!(device().zeros::<f64>(usize::MAX, 2).is_err(), "rows·cols overflow");
+}
+
+#[test]
+fn large_transfers_round_trip_exactly() {
+    // Over 8 MiB, the CUDA backend stages transfers through pinned buffers in
+    // chunks; several sizes hit whole chunks, a partial last chunk, and
+    // back-to-back transfers of different data through the same buffers.
+    let dev = device();
+    for (k, len) in [(1usize << 20) + 1, 3 << 20, (3 << 20) + 12_345].into_iter().enumerate() {
+        let data: Vec<f64> = (0..len).map(|i| (i * (k + 3)) as f64 + 0.5).collect();
+        let a = dev.from_col_major(len, 1, &data).unwrap();
+        let b = dev.from_col_major(1, len, &data.iter().map(|x| -x).collect::<Vec<_>>()).unwrap();
+        assert!(a.to_host().unwrap() == data, "len {len}: upload/download changed the data");
+        assert!(b.to_host().unwrap().iter().zip(&data).all(|(y, x)| *y == -x), "len {len}: second matrix");
+    }
+}

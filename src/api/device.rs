@@ -29,6 +29,8 @@ struct Inner {
 }
 
 /// The concrete backends, for dispatch with [`with_backend!`](crate::with_backend).
+// One per device, behind the device's `Arc`: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyBackend {
     Cpu(Cpu),
     Cuda(Cuda),
@@ -128,6 +130,7 @@ impl Device {
     fn detect() -> Self {
         match Self::cuda() {
             Ok(dev) => dev,
+            Err(Error::Device(why)) => Self::new(AnyBackend::Cpu(Cpu::new()), Some(why)),
             Err(e) => Self::new(AnyBackend::Cpu(Cpu::new()), Some(e.to_string())),
         }
     }

@@ -8,6 +8,7 @@
 
 pub(crate) mod blas;
 pub mod kernels;
+mod transfer;
 pub mod vendor;
 
 use std::collections::HashMap;
@@ -43,6 +44,7 @@ pub struct Cuda {
     gpu: String,
     name: String,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    staging: Mutex<transfer::Staging>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -151,6 +153,7 @@ impl Cuda {
             gpu,
             name,
             functions: Mutex::new(HashMap::new()),
+            staging: Mutex::new(None),
         })
     }
 
@@ -337,27 +340,15 @@ impl Backend for Cuda {
     }
 
     fn alloc<E: Elem>(&self, len: usize) -> Result<CudaBuffer<E>> {
-        let bytes =
-            len.checked_mul(size_of::<E>()).ok_or(Error::OutOfDeviceMemory { requested: usize::MAX, free: 0 })?;
-        let (free, _) = self.memory()?;
-        let oom = || Error::OutOfDeviceMemory { requested: bytes, free };
-        if bytes > free {
-            return Err(oom());
-        }
-        let mem = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(|e| match e {
-            DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => oom(),
-            e => Error::Device(format!("allocating {bytes} bytes: {e}")),
-        })?;
-        let ptr = mem.device_ptr(&self.stream).0;
-        Ok(CudaBuffer { mem, ptr, len, _elem: PhantomData })
+        self.buffer(len, true)
     }
 
     fn upload<E: Elem>(&self, host: &[E]) -> Result<CudaBuffer<E>> {
-        let mut buf = self.alloc::<E>(host.len())?;
+        let mut buf = self.buffer::<E>(host.len(), false)?;
         if !host.is_empty() {
             // SAFETY: `E` is a plain number type; its bytes are initialized.
             let bytes = unsafe { std::slice::from_raw_parts(host.as_ptr() as *const u8, size_of_val(host)) };
-            self.stream.memcpy_htod(bytes, &mut buf.mem.slice_mut(0..bytes.len())).map_err(driver("upload"))?;
+            self.upload_bytes(bytes, &mut buf.mem)?;
         }
         Ok(buf)
     }
@@ -369,8 +360,7 @@ impl Backend for Cuda {
         if !host.is_empty() {
             // SAFETY: any bit pattern is a valid `E` (f32, f64, i32).
             let bytes = unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr() as *mut u8, size_of_val(host)) };
-            let n = bytes.len();
-            self.stream.memcpy_dtoh(&src.mem.slice(0..n), bytes).map_err(driver("download"))?;
+            self.download_bytes(&src.mem, bytes)?;
         }
         self.synchronize()
     }
@@ -682,6 +672,31 @@ impl Backend for Cuda {
 }
 
 impl Cuda {
+    /// `len` entries of device memory, zero-filled or (for the caller to
+    /// overwrite at once) not. A request larger than the free memory is
+    /// `OutOfDeviceMemory` before the driver is asked.
+    fn buffer<E: Elem>(&self, len: usize, zeroed: bool) -> Result<CudaBuffer<E>> {
+        let bytes =
+            len.checked_mul(size_of::<E>()).ok_or(Error::OutOfDeviceMemory { requested: usize::MAX, free: 0 })?;
+        let (free, _) = self.memory()?;
+        let oom = || Error::OutOfDeviceMemory { requested: bytes, free };
+        if bytes > free {
+            return Err(oom());
+        }
+        // SAFETY: an uninitialized buffer is written by the caller before any read.
+        let mem = if zeroed {
+            self.stream.alloc_zeros::<u8>(bytes.max(1))
+        } else {
+            unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+        };
+        let mem = mem.map_err(|e| match e {
+            DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => oom(),
+            e => Error::Device(format!("allocating {bytes} bytes: {e}")),
+        })?;
+        let ptr = mem.device_ptr(&self.stream).0;
+        Ok(CudaBuffer { mem, ptr, len, _elem: PhantomData })
+    }
+
     fn scale_by_vector<T: Scalar>(&self, name: &str, d: View<'_, Cuda, T>, a: ViewMut<'_, Cuda, T>) -> Result<()> {
         let (b, db) = (a.block(), d.block());
         let incd = if db.cols == 1 { 1 } else { db.ld };

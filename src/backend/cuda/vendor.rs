@@ -1,6 +1,8 @@
 //! The vendor's routines called directly, as baselines for tests and
 //! benchmarks only: gpumat's algorithms never call these.
 
+use cudarc::driver::{CudaSlice, PinnedHostSlice};
+
 use super::blas;
 use super::{Cuda, CudaBuffer, raw, raw_mut};
 use crate::backend::{DeviceBuffer, Op, View, ViewMut};
@@ -63,4 +65,25 @@ pub fn copy<T: Scalar>(cuda: &Cuda, src: &CudaBuffer<T>, dst: &mut CudaBuffer<T>
     cuda.stream()
         .memcpy_dtod(&src.mem.slice(0..bytes), &mut dst.mem.slice_mut(0..bytes))
         .map_err(|e| Error::Device(format!("copy: {e}")))
+}
+
+/// Host memory that is page-locked, the fastest a transfer can come from.
+pub fn pinned(cuda: &Cuda, bytes: usize) -> Result<PinnedHostSlice<u8>> {
+    // SAFETY: plain bytes, written before they are read.
+    unsafe { cuda.context().alloc_pinned_with_flags::<u8>(bytes, 0) }.map_err(|e| Error::Device(format!("pinned: {e}")))
+}
+
+/// A raw device allocation of `bytes`.
+pub fn device_bytes(cuda: &Cuda, bytes: usize) -> Result<CudaSlice<u8>> {
+    cuda.stream().alloc_zeros::<u8>(bytes).map_err(|e| Error::Device(format!("alloc: {e}")))
+}
+
+/// Host-to-device copy from pinned memory: the ceiling for uploads.
+pub fn pinned_upload(cuda: &Cuda, src: &PinnedHostSlice<u8>, dst: &mut CudaSlice<u8>) -> Result<()> {
+    cuda.stream().memcpy_htod(src, dst).map_err(|e| Error::Device(format!("upload: {e}")))
+}
+
+/// Device-to-host copy into pinned memory: the ceiling for downloads.
+pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSlice<u8>) -> Result<()> {
+    cuda.stream().memcpy_dtoh(src, dst).map_err(|e| Error::Device(format!("download: {e}")))
 }

@@ -250,6 +250,44 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             None,
             json!({"gpumat_gbs": gbs(t_unpack), "copy_gbs": gbs(t_copy), "fraction_of_copy": t_copy / t_unpack}),
         ));
+
+        // Host ↔ device: gpumat from ordinary (pageable) host memory against
+        // the ceiling, a copy from pinned memory.
+        let host: Vec<f64> = (0..n * n).map(|k| k as f64).collect();
+        let bytes = 8 * n * n;
+        let (mut pin, mut dev_bytes) = (vendor::pinned(cuda, bytes)?, vendor::device_bytes(cuda, bytes)?);
+        let mut back = vec![0.0f64; n * n];
+        let mut up = None;
+        let (t_up, t_pin_up) = side_by_side(
+            cuda,
+            args.reps,
+            || {
+                up = Some(cuda.upload(&host)?);
+                Ok(())
+            },
+            || vendor::pinned_upload(cuda, &pin, &mut dev_bytes),
+        )?;
+        let up = up.ok_or_else(|| Error::Device("upload did not run".into()))?;
+        let (t_down, t_pin_down) = side_by_side(
+            cuda,
+            args.reps,
+            || cuda.download(&up, &mut back),
+            || vendor::pinned_download(cuda, &dev_bytes, &mut pin),
+        )?;
+        if back != host {
+            return Err(Error::Device(format!("upload/download round trip of {n}×{n} changed the data")));
+        }
+        let gbs = |t: f64| bytes as f64 / (t * 1e6);
+        for (op, t, t_pin) in [("upload", t_up, t_pin_up), ("download", t_down, t_pin_down)] {
+            rows.push(record(
+                op,
+                n,
+                t,
+                t_pin,
+                None,
+                json!({"gpumat_gbs": gbs(t), "pinned_gbs": gbs(t_pin), "fraction_of_pinned": t_pin / t}),
+            ));
+        }
     }
 
     let device = cuda.name();
@@ -262,8 +300,10 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             "gpumat_backward_error",
             "vendor_backward_error",
             "fraction_of_copy",
+            "fraction_of_pinned",
             "gpumat_gbs",
             "copy_gbs",
+            "pinned_gbs",
             "round_trip_diff",
             "peak_bytes",
         ]
