@@ -13,6 +13,11 @@ use gpumat::{Device, Error, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
+const TABLE_HEADER: &str =
+    "| op | n | precision | gpumat ms | vendor ms | ratio | gpumat TFLOP/s | vendor TFLOP/s | notes |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+";
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Matrix orders to run.
@@ -292,8 +297,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
 
     let device = cuda.name();
     println!("# gpumat bench on {device}");
-    println!("| op | n | gpumat ms | vendor ms | ratio | gpumat TFLOP/s | notes |");
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    print!("{TABLE_HEADER}");
     let mut md = String::new();
     for r in &rows {
         let notes = [
@@ -311,14 +315,18 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         .filter_map(|k| r.get(*k).and_then(Value::as_f64).map(|v| format!("{k} {v:.3e}")))
         .collect::<Vec<_>>()
         .join(", ");
+        let num = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        let tflops = |k: &str| r.get(k).and_then(Value::as_f64).map_or("—".into(), |v| format!("{v:.1}"));
         let line = format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {} | {notes} |",
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} | {notes} |",
             r["op"].as_str().unwrap_or(""),
             r["n"],
-            r["gpumat_ms"].as_f64().unwrap_or(f64::NAN),
-            r["vendor_ms"].as_f64().unwrap_or(f64::NAN),
-            r["ratio"].as_f64().unwrap_or(f64::NAN),
-            r.get("gpumat_tflops").and_then(Value::as_f64).map_or("—".into(), |v| format!("{v:.1}")),
+            r["precision"].as_str().unwrap_or(""),
+            num("gpumat_ms"),
+            num("vendor_ms"),
+            num("ratio"),
+            tflops("gpumat_tflops"),
+            tflops("vendor_tflops"),
         );
         println!("{line}");
         md.push_str(&line);
@@ -334,7 +342,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         .map_err(|e| Error::io(&json_path, e))?;
     let md_path = stem.with_extension("md");
     let header = format!(
-        "# gpumat primitives on {device}, {}\n\nMedian of {} interleaved runs; ratio = vendor time / gpumat time.\n\n| op | n | gpumat ms | vendor ms | ratio | gpumat TFLOP/s | notes |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+        "# gpumat primitives on {device}, {}\n\nMedian of {} interleaved runs; ratio = vendor time / gpumat time.\n\n{TABLE_HEADER}",
         today(),
         args.reps
     );
