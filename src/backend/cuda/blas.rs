@@ -117,29 +117,29 @@ pub unsafe fn syrk<T: Scalar>(
     status("syrk", s)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn trsm<T: Scalar>(
-    h: cublasHandle_t,
-    (sd, uplo, trans, dg): (Side, Uplo, Op, Diag),
-    (m, n): (i32, i32),
-    alpha: T,
-    (a, lda): (u64, i32),
-    (b, ldb): (u64, i32),
-) -> Result<()> {
-    let al = &alpha as *const T;
-    let s = blas_call!(
-        T,
-        cublasDtrsm_v2,
-        cublasStrsm_v2,
-        (h, side(sd), fill(uplo), op(trans), diag(dg), m, n, al as _, a as _, lda, b as _, ldb)
-    );
-    status("trsm", s)
+/// The two triangular routines, which take the same arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangular {
+    /// `trsm`: solve with the triangle, in place.
+    Solve,
+    /// `trmm`: multiply by the triangle, in place (cuBLAS's out-of-place
+    /// routine with `C = B`, as its documentation allows).
+    Multiply,
 }
 
-/// In place: cuBLAS's out-of-place `trmm` with `C = B`, as its documentation allows.
+impl Triangular {
+    pub fn name(self) -> &'static str {
+        match self {
+            Triangular::Solve => "trsm",
+            Triangular::Multiply => "trmm",
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn trmm<T: Scalar>(
+pub unsafe fn triangular<T: Scalar>(
     h: cublasHandle_t,
+    which: Triangular,
     (sd, uplo, trans, dg): (Side, Uplo, Op, Diag),
     (m, n): (i32, i32),
     alpha: T,
@@ -147,13 +147,24 @@ pub unsafe fn trmm<T: Scalar>(
     (b, ldb): (u64, i32),
 ) -> Result<()> {
     let al = &alpha as *const T;
-    let s = blas_call!(
-        T,
-        cublasDtrmm_v2,
-        cublasStrmm_v2,
-        (h, side(sd), fill(uplo), op(trans), diag(dg), m, n, al as _, a as _, lda, b as _, ldb, b as _, ldb)
-    );
-    status("trmm", s)
+    let (sd, uplo, trans, dg) = (side(sd), fill(uplo), op(trans), diag(dg));
+    let s = match which {
+        Triangular::Solve => {
+            blas_call!(
+                T,
+                cublasDtrsm_v2,
+                cublasStrsm_v2,
+                (h, sd, uplo, trans, dg, m, n, al as _, a as _, lda, b as _, ldb)
+            )
+        }
+        Triangular::Multiply => blas_call!(
+            T,
+            cublasDtrmm_v2,
+            cublasStrmm_v2,
+            (h, sd, uplo, trans, dg, m, n, al as _, a as _, lda, b as _, ldb, b as _, ldb)
+        ),
+    };
+    status(which.name(), s)
 }
 
 #[allow(clippy::too_many_arguments)]

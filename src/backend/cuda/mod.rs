@@ -472,26 +472,7 @@ impl Backend for Cuda {
         a: View<'_, Cuda, T>,
         b: ViewMut<'_, Cuda, T>,
     ) -> Result<()> {
-        check::triangular("trsm", side, uplo, &a, &b)?;
-        if b.rows() == 0 || b.cols() == 0 {
-            return Ok(());
-        }
-        if alpha == T::ZERO {
-            // BLAS: B := 0 without reading A (cuBLAS would form 0·NaN).
-            return self.fill(b, T::ZERO);
-        }
-        let d = |x| blas::dim("trsm", x);
-        // SAFETY: blocks checked by `check`; see `blas`.
-        unsafe {
-            blas::trsm(
-                *self.blas.handle(),
-                (side, uplo, op, diag),
-                (d(b.rows())?, d(b.cols())?),
-                alpha,
-                (raw(&a), d(a.block().ld)?),
-                (raw_mut(&b), d(b.block().ld)?),
-            )
-        }
+        self.triangular(blas::Triangular::Solve, (side, uplo, op, diag), alpha, a, b)
     }
 
     fn trmm<T: Scalar>(
@@ -504,26 +485,7 @@ impl Backend for Cuda {
         a: View<'_, Cuda, T>,
         b: ViewMut<'_, Cuda, T>,
     ) -> Result<()> {
-        check::triangular("trmm", side, uplo, &a, &b)?;
-        if b.rows() == 0 || b.cols() == 0 {
-            return Ok(());
-        }
-        if alpha == T::ZERO {
-            // BLAS: B := 0 without reading A (cuBLAS would form 0·NaN).
-            return self.fill(b, T::ZERO);
-        }
-        let d = |x| blas::dim("trmm", x);
-        // SAFETY: blocks checked by `check`; see `blas`.
-        unsafe {
-            blas::trmm(
-                *self.blas.handle(),
-                (side, uplo, op, diag),
-                (d(b.rows())?, d(b.cols())?),
-                alpha,
-                (raw(&a), d(a.block().ld)?),
-                (raw_mut(&b), d(b.block().ld)?),
-            )
-        }
+        self.triangular(blas::Triangular::Multiply, (side, uplo, op, diag), alpha, a, b)
     }
 
     fn geam<T: Scalar>(
@@ -672,6 +634,39 @@ impl Backend for Cuda {
 }
 
 impl Cuda {
+    /// `trsm` and `trmm`, which share their checks and arguments.
+    fn triangular<T: Scalar>(
+        &self,
+        which: blas::Triangular,
+        (side, uplo, op, diag): (Side, Uplo, Op, Diag),
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        b: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        let name = which.name();
+        check::triangular(name, side, uplo, &a, &b)?;
+        if b.rows() == 0 || b.cols() == 0 {
+            return Ok(());
+        }
+        if alpha == T::ZERO {
+            // BLAS: B := 0 without reading A (cuBLAS would form 0·NaN).
+            return self.fill(b, T::ZERO);
+        }
+        let d = |x| blas::dim(name, x);
+        // SAFETY: blocks checked by `check`; see `blas`.
+        unsafe {
+            blas::triangular(
+                *self.blas.handle(),
+                which,
+                (side, uplo, op, diag),
+                (d(b.rows())?, d(b.cols())?),
+                alpha,
+                (raw(&a), d(a.block().ld)?),
+                (raw_mut(&b), d(b.block().ld)?),
+            )
+        }
+    }
+
     /// `len` entries of device memory, zero-filled or (for the caller to
     /// overwrite at once) not. A request larger than the free memory is
     /// `OutOfDeviceMemory` before the driver is asked.
