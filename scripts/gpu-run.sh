@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Test suites that exercise the device; the others are host-only.
-SUITES="api primitives kernels"
+SUITES="api primitives kernels cholesky"
 
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --bin gpumat
@@ -45,11 +45,15 @@ for t in .gpu/bin/test-*; do
     "$t" --test-threads=1 > "$OUT/$name.log" 2>&1
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
-for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 9 .gpu/bin/test-primitives --test-threads=1 > "$OUT/sanitizer-$tool.log" 2>&1
-    summary+=("compute-sanitizer $tool (rc $?): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1)")
+# The suites that launch kernels, under both tools.
+for suite in primitives cholesky; do
+    for tool in memcheck racecheck; do
+        log="$OUT/sanitizer-$tool-$suite.log"
+        compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
+        summary+=("compute-sanitizer $tool $suite (rc $?): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)")
+    done
 done
-if .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
+if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
     .gpu/bin/gpumat bench --sizes 4096,8192,16384 --out "$OUT" > "$OUT/bench.log" 2>&1
     summary+=("bench (rc $?)")
     tail -40 "$OUT/bench.log"

@@ -7,10 +7,11 @@
 pub mod api;
 pub mod backend;
 pub mod error;
+pub mod factor;
 pub mod io;
 pub mod layout;
 pub mod scalar;
 
-pub use api::{Device, Matrix, Sym, Tri};
+pub use api::{Cholesky, Device, Matrix, Sym, Tri};
 pub use error::{Error, Result};
 pub use scalar::{Elem, Scalar};

@@ -75,6 +75,23 @@ impl<T: Scalar> Matrix<T> {
         ViewMut::new(B::buffer_mut(storage)?, block)
     }
 
+    /// The whole buffer, writable, for algorithms that take several views of it.
+    pub(crate) fn buffer_mut<B: Resident>(&mut self, _: &B) -> Result<&mut B::Buffer<T>> {
+        let storage = self.data.as_mut().map_err(|e| e.clone())?;
+        B::buffer_mut(storage)
+    }
+
+    /// Entry `(i, j)` (0-based), read back to the host.
+    pub(crate) fn entry(&self, i: usize, j: usize) -> Result<T> {
+        with_backend!(self.device, be => {
+            let mut one = be.alloc::<T>(1)?;
+            be.copy(self.view_on(be)?.sub(i, j, 1, 1)?, ViewMut::dense(&mut one, 1, 1)?)?;
+            let mut host = [T::ZERO];
+            be.download(&one, &mut host)?;
+            Ok(host[0])
+        })
+    }
+
     /// Fails unless `other` lives where `self` does and is usable.
     pub(crate) fn check_with<U: Scalar>(&self, other: &Matrix<U>) -> Result<()> {
         self.storage()?;

@@ -27,6 +27,7 @@ macro_rules! with_backend {
     };
 }
 
+mod cholesky;
 pub mod device;
 pub mod matrix;
 mod ops;
@@ -35,6 +36,7 @@ pub mod tri;
 
 pub use crate::backend::{Diag, Norm};
 pub use crate::layout::Uplo;
+pub use cholesky::Cholesky;
 pub use device::Device;
 pub use matrix::Matrix;
 pub use sym::{Sym, SymStorage};

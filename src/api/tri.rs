@@ -34,6 +34,11 @@ impl<T: Scalar> Tri<T> {
         Self::new(a, Uplo::Upper, Diag::NonUnit)
     }
 
+    /// The square array holding the triangle.
+    pub fn stored(&self) -> &Matrix<T> {
+        &self.data
+    }
+
     pub fn n(&self) -> usize {
         self.data.rows()
     }

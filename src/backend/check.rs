@@ -120,6 +120,15 @@ pub fn triangular<B: Backend, T: Elem>(
     check_disjoint(op, region_mut(b, Shape::Full), &[region(a, Shape::Triangle(uplo))])
 }
 
+/// A square block to factor and a one-entry status word.
+pub fn potrf<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, info: &ViewMut<'_, B, i32>) -> Result<()> {
+    square_mut("potrf", a)?;
+    if (info.rows(), info.cols()) != (1, 1) {
+        return Err(Error::dims("potrf", format!("info must be 1×1, is {}×{}", info.rows(), info.cols())));
+    }
+    Ok(())
+}
+
 /// A vector block of `len` entries used as a diagonal scaling.
 pub fn scaling<B: Backend, T: Elem>(
     op: &'static str,

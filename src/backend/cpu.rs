@@ -5,6 +5,8 @@ use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::{self, factor::LltError};
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::{matmul::matmul, triangular_solve as tri};
 use faer::{Accum, MatMut, MatRef, Par};
@@ -448,6 +450,37 @@ impl Backend for Cpu {
             };
             c[rows].fill(value);
         });
+        Ok(())
+    }
+
+    fn potrf<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Cpu, T>,
+        info: ViewMut<'_, Cpu, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        check::potrf(&a, &info)?;
+        let a = mat_mut(a);
+        let n = a.nrows();
+        // faer factors the lower triangle; the upper one is the lower of Aᵀ.
+        let lower = match uplo {
+            Uplo::Lower => a,
+            Uplo::Upper => a.transpose_mut(),
+        };
+        let par = if n >= 256 { self.par } else { Par::Seq };
+        let params = Default::default();
+        let mut mem = MemBuffer::try_new(llt::factor::cholesky_in_place_scratch::<T>(n, par, params))
+            .map_err(|_| Error::OutOfDeviceMemory { requested: 0, free: available_memory() })?;
+        let result = llt::factor::cholesky_in_place(lower, Default::default(), par, MemStack::new(&mut mem), params);
+        if let Err(LltError::NonPositivePivot { index }) = result {
+            let (buf, b) = info.into_parts();
+            // SAFETY: a 1×1 block inside the buffer (checked), exclusively ours.
+            let first = unsafe { &mut *buf.ptr().add(b.offset) };
+            if *first == 0 {
+                *first = i32::try_from(offset + index + 1).unwrap_or(i32::MAX);
+            }
+        }
         Ok(())
     }
 

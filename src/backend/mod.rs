@@ -168,6 +168,22 @@ pub trait Backend: Sized + Send + Sync + 'static {
         b: ViewMut<'_, Self, T>,
     ) -> Result<()>;
 
+    /// Unblocked Cholesky of the `uplo` triangle of the square block `a`, in
+    /// place: `A = L·Lᵀ` (`Lower`) or `A = Uᵀ·U` (`Upper`); the other triangle
+    /// is not touched. For the diagonal blocks of blocked factorizations.
+    ///
+    /// A pivot that is not positive and finite stops the block; then, if
+    /// `info` (one entry) still holds 0, it becomes `offset + j + 1` for the
+    /// failing column `j` — LAPACK's `INFO`, counted in the whole matrix. The
+    /// failure stays on the device until `info` is read.
+    fn potrf<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Self, T>,
+        info: ViewMut<'_, Self, i32>,
+        offset: usize,
+    ) -> Result<()>;
+
     // Level 1 and 2.
 
     /// `A := diag(d)·A`; `d` is a vector block of `A.rows` entries.

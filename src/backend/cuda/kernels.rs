@@ -35,6 +35,7 @@ pub const SOURCES: &[Source] = &[
     Source { name: "elementwise.cu", code: include_str!("../../../kernels/elementwise.cu") },
     Source { name: "copy.cu", code: include_str!("../../../kernels/copy.cu") },
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
+    Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
 ];
 
 /// The options every kernel is compiled with, besides the architecture.

@@ -540,6 +540,23 @@ impl Backend for Cuda {
         self.elementwise(&format!("fill_strict_triangle_{}", T::NAME), b.rows, b.cols, &args)
     }
 
+    fn potrf<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Cuda, T>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        check::potrf(&a, &info)?;
+        if a.rows() == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        let upper = Arg::I32((uplo == Uplo::Upper) as i32);
+        let args = [ptr_mut(&a), n(a.block().ld), n(a.rows()), upper, ptr_mut(&info), n(offset)];
+        self.launch("potrf", &format!("potrf_{}", T::NAME), cfg, &args)
+    }
+
     fn scale_rows<T: Scalar>(&self, d: View<'_, Cuda, T>, a: ViewMut<'_, Cuda, T>) -> Result<()> {
         check::scaling("scale_rows", &d, a.rows(), &a)?;
         self.scale_by_vector("scale_rows", d, a)

@@ -1,0 +1,14 @@
+//! Cholesky factorization of a symmetric positive definite matrix:
+//! `A = L·Lᵀ` from the lower triangle, or `A = Uᵀ·U` from the upper one.
+//!
+//! Blocked and right-looking: each step factors a diagonal block with the
+//! backend's `potrf`, solves for the panel below (or beside) it with `trsm`,
+//! and updates the trailing matrix with `syrk`, where nearly all the work is.
+
+mod factor;
+mod reconstruct;
+mod solve;
+
+pub use factor::{CholeskyParams, factor_in_place};
+pub use reconstruct::reconstruct;
+pub use solve::solve_in_place;

@@ -1,0 +1,172 @@
+//! Cholesky on the device under test, against FP64 references on the host:
+//! ‖A − L·Lᵀ‖_F/‖A‖_F ≤ 10·n·u and a solve's backward error within the same
+//! bound, on random SPD matrices and on matrices of chosen spectrum.
+
+mod common;
+
+use common::*;
+use gpumat::backend::{Backend, Block, BufferMut, View, ViewMut};
+use gpumat::factor::cholesky::{self, CholeskyParams};
+use gpumat::layout::Uplo;
+use gpumat::{Error, Matrix, Scalar, Sym};
+
+fn upload<T: Scalar>(data: &[f64], rows: usize, cols: usize) -> Matrix<T> {
+    let v: Vec<T> = data.iter().map(|&x| T::from_f64(x)).collect();
+    device().from_col_major(rows, cols, &v).unwrap()
+}
+
+fn host<T: Scalar>(a: &Matrix<T>) -> Vec<f64> {
+    a.to_host().unwrap().into_iter().map(Scalar::to_f64).collect()
+}
+
+/// `G·Gᵀ + n·I` for a random `G`: SPD and well conditioned.
+fn random_spd(seed: u64, n: usize) -> Vec<f64> {
+    let g = random(&mut rng(seed), n, n);
+    let (mut a, ..) = naive_matmul(&g, (n, n), false, &g, (n, n), true);
+    (0..n).for_each(|i| a[i + i * n] += n as f64);
+    a
+}
+
+/// `Q·diag(λ)·Qᵀ` with `Q` a product of two Householder reflectors and the
+/// eigenvalues spread geometrically from 1 down to `1/cond`.
+fn with_spectrum(seed: u64, n: usize, cond: f64) -> (Vec<f64>, Vec<f64>) {
+    let mut r = rng(seed);
+    let lambda: Vec<f64> = (0..n).map(|i| cond.powf(-(i as f64) / (n.max(2) - 1) as f64)).collect();
+    let reflector = |v: &[f64]| {
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        let mut h = vec![0.0; n * n];
+        for j in 0..n {
+            for i in 0..n {
+                h[i + j * n] = f64::from(u8::from(i == j)) - 2.0 * v[i] * v[j] / vv;
+            }
+        }
+        h
+    };
+    let (h1, h2) = (reflector(&random(&mut r, n, 1)), reflector(&random(&mut r, n, 1)));
+    let (q, ..) = naive_matmul(&h1, (n, n), false, &h2, (n, n), false);
+    let ql: Vec<f64> = (0..n * n).map(|p| q[p] * lambda[p / n]).collect();
+    let (a, ..) = naive_matmul(&ql, (n, n), false, &q, (n, n), true);
+    // Symmetric to the last bit.
+    let a = (0..n * n).map(|p| if p % n >= p / n { a[p] } else { a[p / n + (p % n) * n] }).collect();
+    (a, lambda)
+}
+
+/// Factor, reconstruct and solve; returns (‖A − LLᵀ‖/‖A‖, solve backward error).
+fn check<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams) -> (f64, f64) {
+    let da = upload::<T>(a, n, n);
+    let a_rounded = host(&da);
+    let f = Sym::from_lower(da).unwrap().cholesky_with(params).unwrap();
+    let llt = host(&f.reconstruct().unwrap());
+    let factor_err = rel_error(&llt, &a_rounded);
+    let b = random(&mut rng(99), n, 3);
+    let x = host(&f.solve(&upload::<T>(&b, n, 3)).unwrap());
+    let (ax, ..) = naive_matmul(&a_rounded, (n, n), false, &x, (n, 3), false);
+    let r: Vec<f64> = ax.iter().zip(&b).map(|(p, q)| p - q).collect();
+    let berr = frobenius(&r) / (frobenius(&a_rounded) * frobenius(&x) + frobenius(&b));
+    (factor_err, berr)
+}
+
+fn random_spd_case<T: Scalar>() {
+    for (n, nb) in [(1, 128), (5, 2), (64, 16), (127, 32), (129, 128), (200, 64)] {
+        let bound = 10.0 * n as f64 * u::<T>();
+        let (fe, be) = check::<T>(&random_spd(n as u64, n), n, CholeskyParams { block_size: nb });
+        assert!(fe <= bound, "{} n={n} nb={nb}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}", T::NAME);
+        assert!(be <= bound, "{} n={n} nb={nb}: backward error {be:e} > {bound:e}", T::NAME);
+    }
+}
+
+#[test]
+fn random_spd_matrices_factor_within_the_bound() {
+    random_spd_case::<f64>();
+    random_spd_case::<f32>();
+}
+
+#[test]
+fn chosen_spectra_up_to_condition_1e12() {
+    let n = 150;
+    for (k, cond) in [1e2, 1e6, 1e9, 1e12].into_iter().enumerate() {
+        let (a, lambda) = with_spectrum(k as u64, n, cond);
+        let bound = 10.0 * n as f64 * u::<f64>();
+        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size: 32 });
+        assert!(fe <= bound, "cond {cond:e}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}");
+        assert!(be <= bound, "cond {cond:e}: backward error {be:e} > {bound:e}");
+        // log det A = Σ log λ; the factor's is within n·u·cond relatively of
+        // each pivot, far below this tolerance at these sizes.
+        let logdet = Sym::from_lower(upload::<f64>(&a, n, n)).unwrap().cholesky().unwrap().log_det().unwrap();
+        let exact: f64 = lambda.iter().map(|l| l.ln()).sum();
+        assert!((logdet - exact).abs() <= 1e-6 * exact.abs().max(1.0), "cond {cond:e}: log det {logdet} vs {exact}");
+    }
+}
+
+#[test]
+fn not_positive_definite_names_the_first_failing_column() {
+    let n = 300;
+    for (bad, nb) in [(0, 128), (41, 16), (200, 128), (299, 64)] {
+        let mut a = random_spd(7, n);
+        // Makes the leading minor of order bad + 1 indefinite, and no smaller one.
+        a[bad + bad * n] = -1e6;
+        let e = Sym::from_lower(upload::<f64>(&a, n, n)).unwrap().cholesky_with(CholeskyParams { block_size: nb });
+        match e {
+            Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, bad + 1, "nb={nb}"),
+            other => panic!("column {}: expected NotPositiveDefinite, got {other:?}", bad + 1),
+        }
+    }
+    let e = Sym::from_lower(upload::<f64>(&[1.0, 2.0, 2.0, 1.0], 2, 2)).unwrap().cholesky().unwrap_err();
+    assert_eq!(e.to_string(), "matrix is not positive definite: pivot in column 2 is not positive");
+}
+
+#[test]
+fn non_finite_input_is_refused_before_any_work() {
+    let mut a = random_spd(3, 6);
+    a[4 + 2 * 6] = f64::NAN; // (5, 3), lower triangle
+    let e = Sym::from_lower(upload::<f64>(&a, 6, 6)).unwrap().cholesky().unwrap_err();
+    assert!(matches!(e, Error::NonFinite { row: 5, col: 3, .. }), "{e}");
+    // The upper triangle is not A's: a NaN there is ignored.
+    let mut a = random_spd(3, 6);
+    a[2 + 4 * 6] = f64::INFINITY;
+    assert!(Sym::from_lower(upload::<f64>(&a, 6, 6)).unwrap().cholesky().is_ok());
+}
+
+#[test]
+fn solve_checks_shapes() {
+    let f = Sym::from_lower(upload::<f64>(&random_spd(1, 4), 4, 4)).unwrap().cholesky().unwrap();
+    assert!(matches!(f.solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
+    assert!(Sym::from_lower(upload::<f64>(&random_spd(1, 4), 4, 4)).unwrap().to_rfp().unwrap().cholesky().is_err());
+}
+
+/// The upper variant, `A = Uᵀ·U`, through the algorithm layer, on a block
+/// inside a larger buffer.
+fn upper_on_a_sub_block<B: Backend>(be: &B) {
+    let (n, ld, off) = (70, 75, 3);
+    let a = random_spd(11, n);
+    let mut data = vec![f64::NAN; off + ld * n];
+    for j in 0..n {
+        for i in 0..=j {
+            data[off + i + j * ld] = a[i + j * n];
+        }
+    }
+    let mut buf = be.upload(&data).unwrap();
+    let block = Block { offset: off, rows: n, cols: n, ld };
+    let mut info = be.upload(&[0i32]).unwrap();
+    {
+        let a = BufferMut::new(&mut buf);
+        let mut info = ViewMut::dense(&mut info, 1, 1).unwrap();
+        cholesky::factor_in_place(be, Uplo::Upper, &a, block, &mut info, 0, CholeskyParams { block_size: 16 }).unwrap();
+    }
+    let mut status = [7i32];
+    be.download(&info, &mut status).unwrap();
+    assert_eq!(status, [0]);
+    let mut out = be.alloc::<f64>(n * n).unwrap();
+    cholesky::reconstruct(be, Uplo::Upper, View::new(&buf, block).unwrap(), ViewMut::dense(&mut out, n, n).unwrap())
+        .unwrap();
+    let mut utu = vec![0.0; n * n];
+    be.download(&out, &mut utu).unwrap();
+    let err = rel_error(&utu, &a);
+    assert!(err <= 10.0 * n as f64 * f64::EPSILON / 2.0, "‖A − UᵀU‖/‖A‖ = {err:e}");
+}
+
+#[test]
+fn upper_factorization_on_a_strided_block() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => upper_on_a_sub_block(be));
+}
