@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use gpumat::backend::{Backend, Block, BufferMut, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
-use gpumat::layout::Uplo;
+use gpumat::layout::{Full, Rfp, Transr, Uplo};
 use gpumat::{Error, Matrix, Scalar, Sym};
 
 fn upload<T: Scalar>(data: &[f64], rows: usize, cols: usize) -> Matrix<T> {
@@ -51,11 +51,32 @@ fn with_spectrum(seed: u64, n: usize, cond: f64) -> (Vec<f64>, Vec<f64>) {
     (a, lambda)
 }
 
-/// Factor, reconstruct and solve; returns (‖A − LLᵀ‖/‖A‖, solve backward error).
+/// `A` as a `Sym` in full or RFP storage.
+fn sym<T: Scalar>(a: &[f64], n: usize, packed: bool) -> Sym<T> {
+    let s = Sym::from_lower(upload::<T>(a, n, n)).unwrap();
+    if packed { s.to_rfp().unwrap() } else { s }
+}
+
+/// Factor, reconstruct and solve in both storages; returns the worst
+/// (‖A − LLᵀ‖/‖A‖, solve backward error), and checks both storages agree.
 fn check<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams) -> (f64, f64) {
+    let (f1, b1, x1) = check_in::<T>(a, n, params, false);
+    let (f2, b2, x2) = check_in::<T>(a, n, params, true);
+    // Same algorithm, other blocking: the solutions agree to rounding.
+    let diff = rel_error(&x2, &x1);
+    assert!(
+        diff <= 1e-3_f64.max(1e4 * n as f64 * u::<T>()) || n < 2,
+        "{} n={n}: full and RFP solutions differ by {diff:e}",
+        T::NAME
+    );
+    (f1.max(f2), b1.max(b2))
+}
+
+fn check_in<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams, packed: bool) -> (f64, f64, Vec<f64>) {
     let da = upload::<T>(a, n, n);
     let a_rounded = host(&da);
-    let f = Sym::from_lower(da).unwrap().cholesky_with(params).unwrap();
+    let f = sym::<T>(a, n, packed).cholesky_with(params).unwrap();
+    assert_eq!(f.is_packed(), packed);
     let llt = host(&f.reconstruct().unwrap());
     let factor_err = rel_error(&llt, &a_rounded);
     let b = random(&mut rng(99), n, 3);
@@ -63,7 +84,7 @@ fn check<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams) -> (f64, f64) {
     let (ax, ..) = naive_matmul(&a_rounded, (n, n), false, &x, (n, 3), false);
     let r: Vec<f64> = ax.iter().zip(&b).map(|(p, q)| p - q).collect();
     let berr = frobenius(&r) / (frobenius(&a_rounded) * frobenius(&x) + frobenius(&b));
-    (factor_err, berr)
+    (factor_err, berr, x)
 }
 
 fn random_spd_case<T: Scalar>() {
@@ -92,9 +113,14 @@ fn chosen_spectra_up_to_condition_1e12() {
         assert!(be <= bound, "cond {cond:e}: backward error {be:e} > {bound:e}");
         // log det A = Σ log λ; the factor's is within n·u·cond relatively of
         // each pivot, far below this tolerance at these sizes.
-        let logdet = Sym::from_lower(upload::<f64>(&a, n, n)).unwrap().cholesky().unwrap().log_det().unwrap();
         let exact: f64 = lambda.iter().map(|l| l.ln()).sum();
-        assert!((logdet - exact).abs() <= 1e-6 * exact.abs().max(1.0), "cond {cond:e}: log det {logdet} vs {exact}");
+        for packed in [false, true] {
+            let logdet = sym::<f64>(&a, n, packed).cholesky().unwrap().log_det().unwrap();
+            assert!(
+                (logdet - exact).abs() <= 1e-6 * exact.abs().max(1.0),
+                "cond {cond:e}: log det {logdet} vs {exact}"
+            );
+        }
     }
 }
 
@@ -105,10 +131,11 @@ fn not_positive_definite_names_the_first_failing_column() {
         let mut a = random_spd(7, n);
         // Makes the leading minor of order bad + 1 indefinite, and no smaller one.
         a[bad + bad * n] = -1e6;
-        let e = Sym::from_lower(upload::<f64>(&a, n, n)).unwrap().cholesky_with(CholeskyParams { block_size: nb });
-        match e {
-            Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, bad + 1, "nb={nb}"),
-            other => panic!("column {}: expected NotPositiveDefinite, got {other:?}", bad + 1),
+        for packed in [false, true] {
+            match sym::<f64>(&a, n, packed).cholesky_with(CholeskyParams { block_size: nb }) {
+                Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, bad + 1, "nb={nb} packed={packed}"),
+                other => panic!("column {}: expected NotPositiveDefinite, got {other:?}", bad + 1),
+            }
         }
     }
     let e = Sym::from_lower(upload::<f64>(&[1.0, 2.0, 2.0, 1.0], 2, 2)).unwrap().cholesky().unwrap_err();
@@ -123,15 +150,77 @@ fn non_finite_input_is_refused_before_any_work() {
     assert!(matches!(e, Error::NonFinite { row: 5, col: 3, .. }), "{e}");
     // The upper triangle is not A's: a NaN there is ignored.
     let mut a = random_spd(3, 6);
+    a[4 + 2 * 6] = f64::NAN;
+    let e = sym::<f64>(&a, 6, true).cholesky().unwrap_err();
+    assert!(matches!(e, Error::NonFinite { row: 5, col: 3, .. }), "packed: {e}");
+    let mut a = random_spd(3, 6);
     a[2 + 4 * 6] = f64::INFINITY;
     assert!(Sym::from_lower(upload::<f64>(&a, 6, 6)).unwrap().cholesky().is_ok());
+    assert!(sym::<f64>(&a, 6, true).cholesky().is_ok(), "packing drops the upper triangle");
 }
 
 #[test]
 fn solve_checks_shapes() {
     let f = Sym::from_lower(upload::<f64>(&random_spd(1, 4), 4, 4)).unwrap().cholesky().unwrap();
     assert!(matches!(f.solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
-    assert!(Sym::from_lower(upload::<f64>(&random_spd(1, 4), 4, 4)).unwrap().to_rfp().unwrap().cholesky().is_err());
+    let f = sym::<f64>(&random_spd(1, 4), 4, true).cholesky().unwrap();
+    assert!(matches!(f.solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
+}
+
+/// All eight RFP layouts (TRANSR × UPLO × odd/even n) through the algorithm
+/// layer: factor the packed array in place, unpack, and compare `L·Lᵀ` (or
+/// `Uᵀ·U`) with `A`; then solve and check the backward error.
+fn every_rfp_layout<B: Backend>(be: &B) {
+    for n in [1, 2, 7, 8, 33, 34] {
+        let a = random_spd(n as u64 + 20, n);
+        for transr in [Transr::Normal, Transr::Transpose] {
+            for uplo in [Uplo::Lower, Uplo::Upper] {
+                let rfp = Rfp::new(n, transr, uplo);
+                let mut arf = vec![f64::NAN; rfp.len()];
+                gpumat::layout::full_to_rfp(&a, Full::new(n, n), rfp, &mut arf).unwrap();
+                let mut buf = be.upload(&arf).unwrap();
+                let mut info = be.upload(&[0i32]).unwrap();
+                {
+                    let packed = BufferMut::new(&mut buf);
+                    let mut status = ViewMut::dense(&mut info, 1, 1).unwrap();
+                    let params = CholeskyParams { block_size: 4 };
+                    cholesky::factor_rfp_in_place(be, rfp, &packed, 0, &mut status, params).unwrap();
+                }
+                let mut status = [9i32];
+                be.download(&info, &mut status).unwrap();
+                assert_eq!(status, [0], "n={n} {transr:?} {uplo:?}");
+                let case = format!("n={n} {transr:?} {uplo:?}");
+                // Unpack the factor into its triangle and rebuild A.
+                let mut full = be.alloc::<f64>(n * n).unwrap();
+                be.rfp_to_full(View::dense(&buf, rfp.len(), 1).unwrap(), rfp, ViewMut::dense(&mut full, n, n).unwrap())
+                    .unwrap();
+                let mut out = be.alloc::<f64>(n * n).unwrap();
+                let f = View::dense(&full, n, n).unwrap();
+                cholesky::reconstruct(be, uplo, f, ViewMut::dense(&mut out, n, n).unwrap()).unwrap();
+                let mut rebuilt = vec![0.0; n * n];
+                be.download(&out, &mut rebuilt).unwrap();
+                let err = rel_error(&rebuilt, &a);
+                assert!(err <= 10.0 * n as f64 * u::<f64>(), "{case}: ‖A − LLᵀ‖/‖A‖ = {err:e}");
+                // Solve with the packed factor.
+                let b = random(&mut rng(5), n, 2);
+                let mut x = be.upload(&b).unwrap();
+                let view = View::dense(&buf, rfp.len(), 1).unwrap();
+                cholesky::solve_rfp_in_place(be, rfp, view, 0, ViewMut::dense(&mut x, n, 2).unwrap()).unwrap();
+                let mut xh = vec![0.0; 2 * n];
+                be.download(&x, &mut xh).unwrap();
+                let (ax, ..) = naive_matmul(&a, (n, n), false, &xh, (n, 2), false);
+                let r: Vec<f64> = ax.iter().zip(&b).map(|(p, q)| p - q).collect();
+                let berr = frobenius(&r) / (frobenius(&a) * frobenius(&xh) + frobenius(&b));
+                assert!(berr <= 10.0 * n as f64 * u::<f64>(), "{case}: backward error {berr:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn rfp_factorization_in_every_layout() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => every_rfp_layout(be));
 }
 
 /// The upper variant, `A = Uᵀ·U`, through the algorithm layer, on a block

@@ -1,98 +1,146 @@
-//! `Cholesky<T>`: the factor `L` of a symmetric positive definite matrix.
+//! `Cholesky<T>`: `A = L·Lᵀ` for a symmetric positive definite `A`, in full
+//! or in RFP storage (half the memory), whichever `A` was in.
 
 use super::{Matrix, Sym, SymStorage, Tri};
 use crate::backend::{Backend, Block, BufferMut, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
-use crate::layout::Uplo;
+use crate::layout::{Rfp, Uplo};
 use crate::{Error, Result, Scalar};
 
-/// `A = L·Lᵀ` with `L` lower triangular.
+/// The Cholesky factor `L` of an `n × n` matrix.
 #[derive(Clone, Debug)]
 pub struct Cholesky<T: Scalar> {
-    l: Tri<T>,
+    n: usize,
+    /// `n × n` with `L` in the lower triangle, or the RFP array of `L`.
+    data: Matrix<T>,
+    rfp: Option<Rfp>,
 }
 
 impl<T: Scalar> Sym<T> {
-    /// The Cholesky factorization, or `NotPositiveDefinite` naming the first
-    /// column (1-based) whose pivot is not positive; a NaN or infinity in the
-    /// lower triangle is refused before any work. Waits for the result.
+    /// The Cholesky factorization, in this matrix's storage; or
+    /// `NotPositiveDefinite` naming the first column (1-based) whose pivot is
+    /// not positive. A NaN or infinity among `A`'s stored entries is refused
+    /// before any work. Waits for the result.
     pub fn cholesky(&self) -> Result<Cholesky<T>> {
         self.cholesky_with(CholeskyParams::default())
     }
 
     /// [`cholesky`](Self::cholesky) with explicit tuning.
     pub fn cholesky_with(&self, params: CholeskyParams) -> Result<Cholesky<T>> {
-        if self.storage() != SymStorage::Full {
-            return Err(Error::InvalidArgument(
-                "Cholesky in RFP storage is not available yet: convert with to_full() first".into(),
-            ));
-        }
         let n = self.n();
-        let mut l = self.stored().try_clone()?;
+        let rfp = (self.storage() == SymStorage::Rfp).then(|| self.rfp_layout());
+        let mut data = self.stored().try_clone()?;
         with_backend!(self.device(), be => {
-            // Only the lower triangle is A's: clear the rest, then look for NaN/Inf.
-            be.fill_strict_triangle(Uplo::Upper, T::ZERO, l.view_mut()?)?;
-            if let Some((i, j)) = be.find_non_finite(l.view()?)? {
-                let value = l.entry(i, j)?.to_f64();
-                return Err(Error::NonFinite { what: "A".into(), row: i + 1, col: j + 1, value });
+            if rfp.is_none() {
+                // Only the lower triangle is A's.
+                be.fill_strict_triangle(Uplo::Upper, T::ZERO, data.view_mut()?)?;
+            }
+            if let Some((i, j)) = be.find_non_finite(data.view()?)? {
+                let value = data.entry(i, j)?.to_f64();
+                let (row, col) = match rfp {
+                    Some(rfp) => position_in_rfp(rfp, i).unwrap_or((i, 0)),
+                    None => (i, j),
+                };
+                return Err(Error::NonFinite { what: "A".into(), row: row + 1, col: col + 1, value });
             }
             let mut info = be.upload(&[0i32])?;
-            let a = BufferMut::new(l.buffer_mut(be)?);
-            cholesky::factor_in_place(be, Uplo::Lower, &a, Block::dense(n, n), &mut ViewMut::dense(&mut info, 1, 1)?, 0, params)?;
+            let mut status = ViewMut::dense(&mut info, 1, 1)?;
+            let a = BufferMut::new(data.buffer_mut(be)?);
+            match rfp {
+                Some(rfp) => cholesky::factor_rfp_in_place(be, rfp, &a, 0, &mut status, params)?,
+                None => cholesky::factor_in_place(be, Uplo::Lower, &a, Block::dense(n, n), &mut status, 0, params)?,
+            }
             let mut first = [0i32];
             be.download(&info, &mut first)?;
             if first[0] != 0 {
                 return Err(Error::NotPositiveDefinite { column: first[0] as usize });
             }
         });
-        Ok(Cholesky { l: Tri::lower(l)? })
+        Ok(Cholesky { n, data, rfp })
     }
 }
 
+/// `(row, col)` of `A` stored at position `k` of the RFP array.
+fn position_in_rfp(rfp: Rfp, k: usize) -> Option<(usize, usize)> {
+    (0..rfp.n).flat_map(|j| (j..rfp.n).map(move |i| (i, j))).find(|&(i, j)| rfp.index(i, j) == Some(k))
+}
+
 impl<T: Scalar> Cholesky<T> {
-    /// The factor `L`.
-    pub fn factor(&self) -> &Tri<T> {
-        &self.l
+    pub fn n(&self) -> usize {
+        self.n
     }
 
-    pub fn n(&self) -> usize {
-        self.l.n()
+    /// Whether the factor is in RFP storage.
+    pub fn is_packed(&self) -> bool {
+        self.rfp.is_some()
+    }
+
+    /// The factor as it lies on the device: `n × n` (lower triangle), or the
+    /// RFP array as one column.
+    pub fn stored(&self) -> &Matrix<T> {
+        &self.data
+    }
+
+    /// `L` as a triangle of a full `n × n` array (unpacked if packed).
+    pub fn factor(&self) -> Result<Tri<T>> {
+        Tri::lower(self.full()?)
+    }
+
+    fn full(&self) -> Result<Matrix<T>> {
+        let Some(rfp) = self.rfp else { return self.data.try_clone() };
+        with_backend!(self.data.device(), be => {
+            self.data.new_with(be, self.n, self.n, |a| be.rfp_to_full(self.data.view()?, rfp, a))
+        })
     }
 
     /// `X` with `A·X = B`, for `B` of `n` rows (any number of columns).
     pub fn solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
-        let l = self.l.stored();
-        l.check_with(b)?;
-        if b.rows() != self.n() {
+        self.data.check_with(b)?;
+        if b.rows() != self.n {
             return Err(Error::dims(
                 "Cholesky::solve",
-                format!("A is {0}×{0} but B is {1}×{2}", self.n(), b.rows(), b.cols()),
+                format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols()),
             ));
         }
         let mut x = b.try_clone()?;
-        with_backend!(l.device(), be => cholesky::solve_in_place(be, Uplo::Lower, l.view()?, x.view_mut()?))?;
+        let l = &self.data;
+        with_backend!(l.device(), be => match self.rfp {
+            Some(rfp) => cholesky::solve_rfp_in_place(be, rfp, l.view()?, 0, x.view_mut()?),
+            None => cholesky::solve_in_place(be, Uplo::Lower, l.view()?, x.view_mut()?),
+        })?;
         Ok(x)
     }
 
     /// `log det A = 2·Σ log Lᵢᵢ` (waits for the result).
     pub fn log_det(&self) -> Result<f64> {
-        let l = self.l.stored();
-        let n = self.n();
-        let diagonal = with_backend!(l.device(), be => {
-            let mut d = be.alloc::<T>(n)?;
-            let from = View::new(l.view_on(be)?.buffer(), Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?;
-            be.copy(from, ViewMut::dense(&mut d, 1, n)?)?;
-            let mut host = vec![T::ZERO; n];
-            be.download(&d, &mut host)?;
-            host
-        });
-        Ok(2.0 * diagonal.iter().map(|x| x.to_f64().ln()).sum::<f64>())
+        // The diagonal of a square block at `offset`: a 1 × size row with stride ld + 1.
+        let diagonal = |offset: usize, size: usize, ld: usize| Block { offset, rows: 1, cols: size, ld: ld + 1 };
+        let blocks = match self.rfp {
+            None => vec![diagonal(0, self.n, self.n)],
+            Some(rfp) => {
+                let p = rfp.pieces();
+                vec![diagonal(p.t1.offset, p.n1, p.t1.full.ld), diagonal(p.t2.offset, p.n2, p.t2.full.ld)]
+            }
+        };
+        let l = &self.data;
+        let mut sum = 0.0;
+        for block in blocks.into_iter().filter(|b| b.cols > 0) {
+            let host = with_backend!(l.device(), be => {
+                let mut d = be.alloc::<T>(block.cols)?;
+                be.copy(View::new(l.view_on(be)?.buffer(), block)?, ViewMut::dense(&mut d, 1, block.cols)?)?;
+                let mut host = vec![T::ZERO; block.cols];
+                be.download(&d, &mut host)?;
+                host
+            });
+            sum += host.iter().map(|x| x.to_f64().ln()).sum::<f64>();
+        }
+        Ok(2.0 * sum)
     }
 
     /// `L·Lᵀ`, for checking the factorization.
     pub fn reconstruct(&self) -> Result<Matrix<T>> {
-        let l = self.l.stored();
-        let n = self.n();
+        let l = self.full()?;
+        let n = self.n;
         with_backend!(l.device(), be => l.new_with(be, n, n, |out| cholesky::reconstruct(be, Uplo::Lower, l.view()?, out)))
     }
 }

@@ -9,7 +9,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::{self, factor::LltError};
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::{matmul::matmul, triangular_solve as tri};
-use faer::{Accum, MatMut, MatRef, Par};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{Backend, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, check};
@@ -464,15 +464,24 @@ impl Backend for Cpu {
         let a = mat_mut(a);
         let n = a.nrows();
         // faer factors the lower triangle; the upper one is the lower of Aᵀ.
-        let lower = match uplo {
+        let mut lower = match uplo {
             Uplo::Lower => a,
             Uplo::Upper => a.transpose_mut(),
         };
+        // faer may use the other triangle, which in an RFP array is another
+        // piece's: factor a copy of the triangle and copy the factor back.
+        let mut work = Mat::<T>::from_fn(n, n, |i, j| if i >= j { lower[(i, j)] } else { T::ZERO });
         let par = if n >= 256 { self.par } else { Par::Seq };
         let params = Default::default();
         let mut mem = MemBuffer::try_new(llt::factor::cholesky_in_place_scratch::<T>(n, par, params))
             .map_err(|_| Error::OutOfDeviceMemory { requested: 0, free: available_memory() })?;
-        let result = llt::factor::cholesky_in_place(lower, Default::default(), par, MemStack::new(&mut mem), params);
+        let result =
+            llt::factor::cholesky_in_place(work.as_mut(), Default::default(), par, MemStack::new(&mut mem), params);
+        for j in 0..n {
+            for i in j..n {
+                lower[(i, j)] = work[(i, j)];
+            }
+        }
         if let Err(LltError::NonPositivePivot { index }) = result {
             let (buf, b) = info.into_parts();
             // SAFETY: a 1×1 block inside the buffer (checked), exclusively ours.

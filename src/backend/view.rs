@@ -181,6 +181,15 @@ impl<'a, B: Backend, E: Elem> ViewMut<'a, B, E> {
         ViewMut { buf: self.buf, block: self.block, _exclusive: PhantomData }
     }
 
+    /// Rows `0..k` and `k..`, both writable: they share no entry.
+    pub fn split_at_row(self, k: usize) -> Result<(Self, Self)> {
+        let b = self.block;
+        let top = b.sub(0, 0, k, b.cols)?;
+        let bottom = b.sub(k, 0, b.rows - k, b.cols)?;
+        let part = |block| ViewMut { buf: self.buf, block, _exclusive: PhantomData };
+        Ok((part(top), part(bottom)))
+    }
+
     /// The sub-block `rows × cols` at `(i, j)`, writable.
     pub fn sub_mut(self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Self> {
         Ok(ViewMut { block: self.block.sub(i, j, rows, cols)?, ..self })

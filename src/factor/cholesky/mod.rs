@@ -7,8 +7,10 @@
 
 mod factor;
 mod reconstruct;
+mod rfp;
 mod solve;
 
 pub use factor::{CholeskyParams, factor_in_place};
 pub use reconstruct::reconstruct;
+pub use rfp::{factor_rfp_in_place, solve_rfp_in_place};
 pub use solve::solve_in_place;
