@@ -110,8 +110,15 @@ fn usage_errors_are_one_line_with_code_64() {
 
 #[test]
 fn every_command_has_help() {
-    for cmd in [vec!["--help"], vec!["info", "--help"], vec!["gemm", "--help"], vec!["demo", "--help"]] {
-        let o = gpumat(&cmd);
+    for cmd in [
+        ["--help"].as_slice(),
+        &["info", "--help"],
+        &["gemm", "--help"],
+        &["demo", "--help"],
+        &["solve", "--help"],
+        &["bench", "--help"],
+    ] {
+        let o = gpumat(cmd);
         assert!(o.status.success(), "{cmd:?}");
         assert!(stdout(&o).contains("Usage: gpumat"), "{cmd:?}: {}", stdout(&o));
     }
@@ -137,4 +144,42 @@ fn demo_checks_itself() {
     assert!(out.contains("820 entries instead of 1600"), "RFP stores n(n+1)/2: {out}");
     let o = gpumat(&["demo", "--m", "0"]);
     assert_one_line_error(&o, 1, "--m and --n must be positive");
+}
+
+const SPD: &str = "%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n1 1 4\n2 1 1\n2 2 3\n3 2 1\n3 3 2\n";
+const RHS: &str = "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n";
+
+#[test]
+fn solve_with_cholesky_in_both_storages_and_precisions() {
+    let dir = scratch("solve");
+    let (a, b) = (write(&dir, "a.mtx", SPD), write(&dir, "b.mtx", RHS));
+    // A = [4 1 0; 1 3 1; 0 1 2], b = (1, 2, 3): x = (2/9, 1/9, 13/9).
+    let exact = [2.0 / 9.0, 1.0 / 9.0, 13.0 / 9.0];
+    for (storage, precision, tol) in
+        [("full", "f64", 1e-15), ("rfp", "f64", 1e-15), ("full", "f32", 1e-6), ("rfp", "f32", 1e-6)]
+    {
+        let o = gpumat(&["solve", &a, &b, "--storage", storage, "--precision", precision]);
+        assert!(o.status.success(), "{storage} {precision}: {}", stderr(&o));
+        let x: Vec<f64> = stdout(&o).lines().skip(2).map(|l| l.parse().unwrap()).collect();
+        assert_eq!(x.len(), 3);
+        for (got, want) in x.iter().zip(exact) {
+            assert!((got - want).abs() <= tol, "{storage} {precision}: {got} vs {want}");
+        }
+        let err = stderr(&o);
+        assert!(err.contains(&format!("storage {storage}, precision {precision}")), "{err}");
+        assert!(err.contains("backward error"), "{err}");
+    }
+}
+
+#[test]
+fn solve_refuses_what_cholesky_cannot_take() {
+    let dir = scratch("solve-bad");
+    let b2 = write(&dir, "b2.mtx", "%%MatrixMarket matrix array real general\n2 1\n1\n1\n");
+    let indefinite = write(&dir, "ind.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n2\n1\n");
+    assert_one_line_error(&gpumat(&["solve", &indefinite, &b2]), 2, "pivot in column 2");
+    let nonsym = write(&dir, "ns.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n1\n");
+    assert_one_line_error(&gpumat(&["solve", &nonsym, &b2]), 1, "not symmetric");
+    let a = write(&dir, "a.mtx", SPD);
+    assert_one_line_error(&gpumat(&["solve", &a, &b2]), 1, "B has 2 rows");
+    assert_one_line_error(&gpumat(&["solve", &a, &b2, "--storage", "packed"]), 64, "packed");
 }

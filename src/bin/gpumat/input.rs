@@ -2,15 +2,21 @@
 
 use std::path::{Path, PathBuf};
 
-use gpumat::io::{self, MmWriteOptions};
+use gpumat::io::{self, MatrixMarket, MmWriteOptions};
 use gpumat::{Device, Error, Matrix, Result};
 
-/// A Matrix Market file as an `f64` matrix on `dev`; empty matrices refused.
-pub fn read_matrix(dev: &Device, path: &Path) -> Result<Matrix<f64>> {
+/// A Matrix Market file on the host; empty matrices refused.
+pub fn read_host(path: &Path) -> Result<MatrixMarket> {
     let mm = io::read_matrix_market(path)?;
     if mm.rows == 0 || mm.cols == 0 {
         return Err(Error::Empty { what: path.display().to_string(), rows: mm.rows, cols: mm.cols });
     }
+    Ok(mm)
+}
+
+/// A Matrix Market file as an `f64` matrix on `dev`; empty matrices refused.
+pub fn read_matrix(dev: &Device, path: &Path) -> Result<Matrix<f64>> {
+    let mm = read_host(path)?;
     dev.from_col_major(mm.rows, mm.cols, &mm.data)
 }
 

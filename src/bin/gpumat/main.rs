@@ -5,6 +5,7 @@ mod demo;
 mod gemm;
 mod info;
 mod input;
+mod solve;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,9 @@ enum Command {
     Demo(demo::Args),
     /// Multiply two Matrix Market matrices: C = A·B.
     Gemm(gemm::Args),
+    /// Solve A·X = B for symmetric positive definite A (Cholesky), in full
+    /// or packed storage; X to stdout as Matrix Market without -o.
+    Solve(solve::Args),
     /// Time gpumat's GPU primitives side by side with cuBLAS (needs a GPU);
     /// writes JSON and markdown under bench/results/.
     Bench(bench::Args),
@@ -54,6 +58,7 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Info => info::run(device(&cli.device)),
         Command::Demo(args) => demo::run(&device(&cli.device)?, &args),
         Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
+        Command::Solve(args) => solve::run(&device(&cli.device)?, &args),
         Command::Bench(args) => bench::run(&device(&cli.device)?, &args),
     }
 }
