@@ -54,9 +54,11 @@ for suite in primitives cholesky; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    .gpu/bin/gpumat bench --sizes 4096,8192,16384 --out "$OUT" > "$OUT/bench.log" 2>&1
-    summary+=("bench (rc $?)")
-    tail -40 "$OUT/bench.log"
+    for suite in ${BENCH_SUITES:-primitives cholesky}; do
+        .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
+        summary+=("bench $suite (rc $?)")
+        tail -25 "$OUT/bench-$suite.log"
+    done
 fi
 for t in .gpu/bin/test-*; do grep -E "FAILED|panicked" "$OUT/$(basename "$t").log" | head -20; done
 printf '%s\n' "${summary[@]}"

@@ -90,7 +90,7 @@ fn check_in<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams, packed: bool
 fn random_spd_case<T: Scalar>() {
     for (n, nb) in [(1, 128), (5, 2), (64, 16), (127, 32), (129, 128), (200, 64)] {
         let bound = 10.0 * n as f64 * u::<T>();
-        let (fe, be) = check::<T>(&random_spd(n as u64, n), n, CholeskyParams { block_size: nb });
+        let (fe, be) = check::<T>(&random_spd(n as u64, n), n, CholeskyParams { block_size: nb, leaf_size: 8 });
         assert!(fe <= bound, "{} n={n} nb={nb}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}", T::NAME);
         assert!(be <= bound, "{} n={n} nb={nb}: backward error {be:e} > {bound:e}", T::NAME);
     }
@@ -108,7 +108,7 @@ fn chosen_spectra_up_to_condition_1e12() {
     for (k, cond) in [1e2, 1e6, 1e9, 1e12].into_iter().enumerate() {
         let (a, lambda) = with_spectrum(k as u64, n, cond);
         let bound = 10.0 * n as f64 * u::<f64>();
-        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size: 32 });
+        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size: 32, leaf_size: 8 });
         assert!(fe <= bound, "cond {cond:e}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}");
         assert!(be <= bound, "cond {cond:e}: backward error {be:e} > {bound:e}");
         // log det A = Σ log λ; the factor's is within n·u·cond relatively of
@@ -132,7 +132,7 @@ fn not_positive_definite_names_the_first_failing_column() {
         // Makes the leading minor of order bad + 1 indefinite, and no smaller one.
         a[bad + bad * n] = -1e6;
         for packed in [false, true] {
-            match sym::<f64>(&a, n, packed).cholesky_with(CholeskyParams { block_size: nb }) {
+            match sym::<f64>(&a, n, packed).cholesky_with(CholeskyParams { block_size: nb, leaf_size: 8 }) {
                 Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, bad + 1, "nb={nb} packed={packed}"),
                 other => panic!("column {}: expected NotPositiveDefinite, got {other:?}", bad + 1),
             }
@@ -183,7 +183,7 @@ fn every_rfp_layout<B: Backend>(be: &B) {
                 {
                     let packed = BufferMut::new(&mut buf);
                     let mut status = ViewMut::dense(&mut info, 1, 1).unwrap();
-                    let params = CholeskyParams { block_size: 4 };
+                    let params = CholeskyParams { block_size: 4, leaf_size: 8 };
                     cholesky::factor_rfp_in_place(be, rfp, &packed, 0, &mut status, params).unwrap();
                 }
                 let mut status = [9i32];
@@ -240,7 +240,16 @@ fn upper_on_a_sub_block<B: Backend>(be: &B) {
     {
         let a = BufferMut::new(&mut buf);
         let mut info = ViewMut::dense(&mut info, 1, 1).unwrap();
-        cholesky::factor_in_place(be, Uplo::Upper, &a, block, &mut info, 0, CholeskyParams { block_size: 16 }).unwrap();
+        cholesky::factor_in_place(
+            be,
+            Uplo::Upper,
+            &a,
+            block,
+            &mut info,
+            0,
+            CholeskyParams { block_size: 16, leaf_size: 8 },
+        )
+        .unwrap();
     }
     let mut status = [7i32];
     be.download(&info, &mut status).unwrap();

@@ -1,7 +1,7 @@
 //! The vendor's routines called directly, as baselines for tests and
 //! benchmarks only: gpumat's algorithms never call these.
 
-use cudarc::driver::{CudaSlice, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, DevicePtrMut, PinnedHostSlice};
 
 use super::blas;
 use super::{Cuda, CudaBuffer, raw, raw_mut};
@@ -86,4 +86,86 @@ pub fn pinned_upload(cuda: &Cuda, src: &PinnedHostSlice<u8>, dst: &mut CudaSlice
 /// Device-to-host copy into pinned memory: the ceiling for downloads.
 pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSlice<u8>) -> Result<()> {
     cuda.stream().memcpy_dtoh(src, dst).map_err(|e| Error::Device(format!("download: {e}")))
+}
+
+/// cuSOLVER's `dpotrf` (lower) with its workspace, on the backend's stream:
+/// the baseline for gpumat's Cholesky.
+pub struct DenseCholesky {
+    handle: cudarc::cusolver::DnHandle,
+    work: CudaSlice<f64>,
+    info: CudaSlice<i32>,
+    n: usize,
+}
+
+impl DenseCholesky {
+    /// Handle and workspace for order `n`.
+    pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
+        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { cudarc::cusolver::sys::is_culib_present() } {
+            return Err(fail("not found (libcusolver could not be loaded)"));
+        }
+        let handle =
+            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
+        let d = blas::dim("dpotrf", n)?;
+        let mut lwork = 0i32;
+        // SAFETY: a workspace query; A is not read.
+        let s = unsafe {
+            cudarc::cusolver::sys::cusolverDnDpotrf_bufferSize(
+                handle.cu(),
+                cudarc::cusolver::sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                d,
+                std::ptr::null_mut(),
+                d.max(1),
+                &mut lwork,
+            )
+        };
+        if s != cudarc::cusolver::sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("dpotrf_bufferSize: {s:?}")));
+        }
+        let alloc =
+            |len: usize| cuda.stream().alloc_zeros::<f64>(len.max(1)).map_err(|e| fail(&format!("workspace: {e}")));
+        let work = alloc(lwork as usize)?;
+        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
+        Ok(DenseCholesky { handle, work, info, n })
+    }
+
+    /// Bytes of workspace cuSOLVER asked for.
+    pub fn workspace_bytes(&self) -> usize {
+        self.work.len() * 8
+    }
+
+    /// Factors the dense `n × n` buffer `a` in place (lower triangle).
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
+        let n = self.n;
+        let a = ViewMut::dense(a, n, n)?;
+        let d = blas::dim("dpotrf", n)?;
+        let s = cuda.stream();
+        let (work, _) = self.work.device_ptr_mut(s);
+        let (info, _) = self.info.device_ptr_mut(s);
+        // SAFETY: a dense n × n block of a live buffer; workspace as queried.
+        let status = unsafe {
+            cudarc::cusolver::sys::cusolverDnDpotrf(
+                self.handle.cu(),
+                cudarc::cusolver::sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                d,
+                raw_mut(&a) as *mut f64,
+                d.max(1),
+                work as *mut f64,
+                self.work.len() as i32,
+                info as *mut i32,
+            )
+        };
+        if status != cudarc::cusolver::sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+            return Err(Error::Device(format!("cuSOLVER dpotrf: {status:?}")));
+        }
+        Ok(())
+    }
+
+    /// cuSOLVER's `devInfo` after the last factorization (waits for it).
+    pub fn info(&self, cuda: &Cuda) -> Result<i32> {
+        let mut host = [0i32];
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
+        Ok(host[0])
+    }
 }

@@ -7,7 +7,8 @@ use std::time::{Instant, SystemTime};
 
 use gpumat::api::device::AnyBackend;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Norm, Op, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
+use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::{Rfp, Transr, Uplo};
 use gpumat::{Device, Error, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -18,8 +19,19 @@ const TABLE_HEADER: &str =
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ";
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Suite {
+    /// gemm, syrk, RFP pack/unpack, transfers.
+    Primitives,
+    /// Cholesky in full and RFP storage against cuSOLVER dpotrf.
+    Cholesky,
+}
+
 #[derive(clap::Args)]
 pub struct Args {
+    /// What to measure.
+    #[arg(long, value_enum, default_value_t = Suite::Primitives)]
+    suite: Suite,
     /// Matrix orders to run.
     #[arg(long, value_delimiter = ',', default_values_t = [4096, 8192])]
     sizes: Vec<usize>,
@@ -163,6 +175,15 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             dev.describe()
         )));
     };
+    let rows = match args.suite {
+        Suite::Primitives => primitives(cuda, args)?,
+        Suite::Cholesky => cholesky_suite(cuda, args)?,
+    };
+    report(cuda, args, &rows)
+}
+
+/// gemm, syrk, RFP pack/unpack and transfers against cuBLAS and copies.
+fn primitives(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
     let mut rows = vec![];
     for &n in &args.sizes {
         let free0 = cuda.memory()?.0;
@@ -295,11 +316,117 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         }
     }
 
+    Ok(rows)
+}
+
+/// `A = L·Lᵀ` in full and RFP storage against cuSOLVER `dpotrf`, on one
+/// diagonally dominant SPD matrix per size. Each timed run starts with a
+/// device copy of `A` into the matrix factored in place, for both sides.
+fn cholesky_suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
+    let mut rows = vec![];
+    for &n in &args.sizes {
+        // Entries in [-1, 1), diagonal 2n: strictly diagonally dominant.
+        let mut a = random(cuda, n * n, 5)?;
+        cuda.fill(ViewMut::new(&mut a, Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?, 2.0 * n as f64)?;
+        let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+        let mut vendor = vendor::DenseCholesky::new(cuda, n)?;
+        let mut info = cuda.upload(&[0i32])?;
+        let params = CholeskyParams::default();
+        let mut full = |params: CholeskyParams| {
+            side_by_side(
+                cuda,
+                args.reps,
+                || {
+                    cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut ours, n, n)?)?;
+                    let buf = BufferMut::new(&mut ours);
+                    let mut status = ViewMut::dense(&mut info, 1, 1)?;
+                    cholesky::factor_in_place(cuda, Uplo::Lower, &buf, Block::dense(n, n), &mut status, 0, params)
+                },
+                || {
+                    cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut theirs, n, n)?)?;
+                    vendor.factor(cuda, &mut theirs)
+                },
+            )
+        };
+        // Other blockings than the default, for tuning: timings only.
+        let mut tuning = vec![];
+        for (nb, leaf) in [(256, 32), (1024, 64), (2048, 128)] {
+            let (t, v) = full(CholeskyParams { block_size: nb, leaf_size: leaf })?;
+            tuning.push(json!({"block_size": nb, "leaf_size": leaf, "gpumat_ms": t, "vendor_ms": v}));
+        }
+        let (t_ours, t_vendor) = full(params)?;
+        // Packed: the same matrix, factored in n(n+1)/2 entries.
+        let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);
+        let (mut arf0, mut arf) = (cuda.alloc::<f64>(rfp.len())?, cuda.alloc::<f64>(rfp.len())?);
+        cuda.full_to_rfp(View::dense(&a, n, n)?, rfp, ViewMut::dense(&mut arf0, rfp.len(), 1)?)?;
+        let (t_rfp, _) = side_by_side(
+            cuda,
+            args.reps,
+            || {
+                cuda.copy(View::dense(&arf0, rfp.len(), 1)?, ViewMut::dense(&mut arf, rfp.len(), 1)?)?;
+                let buf = BufferMut::new(&mut arf);
+                let mut status = ViewMut::dense(&mut info, 1, 1)?;
+                cholesky::factor_rfp_in_place(cuda, rfp, &buf, 0, &mut status, params)
+            },
+            || Ok(()),
+        )?;
+        let mut status = [0i32];
+        cuda.download(&info, &mut status)?;
+        if status[0] != 0 || vendor.info(cuda)? != 0 {
+            return Err(Error::Device(format!(
+                "n = {n}: a factorization failed (gpumat {}, vendor {})",
+                status[0],
+                vendor.info(cuda)?
+            )));
+        }
+        // ‖A − L·Lᵀ‖_F / ‖A‖_F on the lower triangle, for each factor.
+        let error = |l: &CudaBuffer<f64>| -> Result<f64> {
+            let mut llt = cuda.alloc::<f64>(n * n)?;
+            cholesky::reconstruct(cuda, Uplo::Lower, View::dense(l, n, n)?, ViewMut::dense(&mut llt, n, n)?)?;
+            rel_diff(cuda, n, &llt, &a, Some(Uplo::Lower))
+        };
+        let mut unpacked = cuda.alloc::<f64>(n * n)?;
+        cuda.rfp_to_full(View::dense(&arf, rfp.len(), 1)?, rfp, ViewMut::dense(&mut unpacked, n, n)?)?;
+        let nn = n as f64;
+        let flops = nn * nn * nn / 3.0;
+        let (e_ours, e_vendor, e_rfp) = (error(&ours)?, error(&theirs)?, error(&unpacked)?);
+        let full_bytes = 8 * n * n;
+        rows.push(record(
+            "potrf",
+            n,
+            t_ours,
+            t_vendor,
+            Some(flops),
+            json!({
+                "gpumat_backward_error": e_ours, "vendor_backward_error": e_vendor,
+                "gpumat_bytes": full_bytes, "vendor_bytes": full_bytes + vendor.workspace_bytes(),
+                "block_size": params.block_size, "leaf_size": params.leaf_size, "other_blockings": tuning,
+            }),
+        ));
+        rows.push(record(
+            "potrf_rfp",
+            n,
+            t_rfp,
+            t_vendor,
+            Some(flops),
+            json!({
+                "gpumat_backward_error": e_rfp, "vendor_backward_error": e_vendor,
+                "rfp_time_over_full": t_rfp / t_ours,
+                "gpumat_bytes": 8 * rfp.len(), "vendor_bytes": full_bytes + vendor.workspace_bytes(),
+            }),
+        ));
+    }
+    Ok(rows)
+}
+
+/// Prints the table and writes the JSON and markdown files.
+fn report(cuda: &Cuda, args: &Args, rows: &[Value]) -> Result<()> {
     let device = cuda.name();
-    println!("# gpumat bench on {device}");
+    let suite = format!("{:?}", args.suite).to_lowercase();
+    println!("# gpumat bench ({suite}) on {device}");
     print!("{TABLE_HEADER}");
     let mut md = String::new();
-    for r in &rows {
+    for r in rows {
         let notes = [
             "gpumat_backward_error",
             "vendor_backward_error",
@@ -309,6 +436,9 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             "copy_gbs",
             "pinned_gbs",
             "round_trip_diff",
+            "rfp_time_over_full",
+            "gpumat_bytes",
+            "vendor_bytes",
             "peak_bytes",
         ]
         .iter()
@@ -335,14 +465,14 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let slug: String =
         cuda.gpu_name().chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-    let stem = args.out.join(format!("{}-primitives-{slug}", today()));
+    let stem = args.out.join(format!("{}-{suite}-{slug}", today()));
     let json_path = stem.with_extension("json");
     let doc = json!({"device": device, "date": today(), "reps": args.reps, "results": rows});
     std::fs::write(&json_path, serde_json::to_string_pretty(&doc).unwrap_or_default())
         .map_err(|e| Error::io(&json_path, e))?;
     let md_path = stem.with_extension("md");
     let header = format!(
-        "# gpumat primitives on {device}, {}\n\nMedian of {} interleaved runs; ratio = vendor time / gpumat time.\n\n{TABLE_HEADER}",
+        "# gpumat {suite} on {device}, {}\n\nMedian of {} interleaved runs; ratio = vendor time / gpumat time.\n\n{TABLE_HEADER}",
         today(),
         args.reps
     );

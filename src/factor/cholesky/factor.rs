@@ -7,13 +7,18 @@ use crate::{Result, Scalar};
 /// Tuning of the blocked factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CholeskyParams {
-    /// Order of the diagonal blocks factored by `potrf`.
+    /// Order of the diagonal blocks of the outer loop, whose trailing updates
+    /// (`syrk`) do nearly all the work.
     pub block_size: usize,
+    /// Diagonal blocks larger than this are factored recursively, halving
+    /// the block size, so that `potrf` only ever sees blocks this small and
+    /// the rest of the panel work goes to `trsm` and `syrk` too.
+    pub leaf_size: usize,
 }
 
 impl Default for CholeskyParams {
     fn default() -> Self {
-        CholeskyParams { block_size: 128 }
+        CholeskyParams { block_size: 512, leaf_size: 64 }
     }
 }
 
@@ -40,7 +45,12 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
         let kb = nb.min(n - k);
         let rest = n - k - kb;
         let a11 = block.sub(k, k, kb, kb)?;
-        be.potrf(uplo, a.view_mut(a11)?, info.rb_mut(), offset + k)?;
+        if kb > params.leaf_size.max(1) {
+            let inner = CholeskyParams { block_size: kb.div_ceil(2), ..params };
+            factor_in_place(be, uplo, a, a11, info, offset + k, inner)?;
+        } else {
+            be.potrf(uplo, a.view_mut(a11)?, info.rb_mut(), offset + k)?;
+        }
         if rest == 0 {
             break;
         }
