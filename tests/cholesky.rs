@@ -268,3 +268,16 @@ fn upper_factorization_on_a_strided_block() {
     let dev = device();
     gpumat::with_backend!(dev, be => upper_on_a_sub_block(be));
 }
+
+#[test]
+fn every_leaf_size_gives_the_same_accuracy() {
+    // Leaves of order ≤ 64 are factored in shared memory on the GPU, larger
+    // ones in global memory: both paths, and the recursion between them.
+    let n = 150;
+    let a = random_spd(42, n);
+    for (block_size, leaf_size) in [(150, 200), (150, 64), (64, 64), (100, 16)] {
+        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size, leaf_size });
+        let bound = 10.0 * n as f64 * u::<f64>();
+        assert!(fe <= bound && be <= bound, "block {block_size} leaf {leaf_size}: {fe:e}, {be:e} > {bound:e}");
+    }
+}
