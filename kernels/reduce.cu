@@ -3,24 +3,31 @@
 // the block's offset. Results are accumulated in double whatever the element
 // type.
 //
-// Launch contract (unless a kernel says otherwise): blockDim = (256, 1, 1)
-// exactly (the block reductions use a 256-entry shared array), any 1-D grid.
-// Each block writes one partial result at index blockIdx.x and the host
-// combines the gridDim.x partials with the same rule. Threads walk a
-// grid-stride loop over the rows*cols entries, k <-> (k % rows, k / rows).
+// Launch contract (every kernel of this file): blockDim = (256, 1, 1)
+// exactly (the block reductions use 256-entry shared arrays). The grid is
+// free: every kernel strides over its work, so any grid is correct; each
+// kernel says what it writes per block and which grid is fastest. The host
+// combines the per-block partials with the kernel's own rule.
 //
 // NaN propagates everywhere: a NaN entry makes the result NaN (max, sums) or
 // wins (iamax), as LAPACK's dlange and the CPU backend do.
+//
+// Loads are batched: each thread issues UNROLL independent loads before it
+// uses any of them. With one load in flight per thread a 4-byte type reaches
+// about 70% of the memory bandwidth of an H100.
 
 #define BLOCK 256
 #define WARP 32
+#define UNROLL 8
 
-// Calls f(i, j) for every entry of a rows x cols block that belongs to this
-// thread, in increasing column-major order. The 64-bit divisions (a software
-// routine on the GPU) are done once per thread; the loop advances (i, j) by
-// the stride split the same way.
-template <typename F>
-__device__ __forceinline__ void for_each_entry(long long rows, long long cols, F f) {
+// Calls f(i, j, a(i, j)) for every entry of a rows x cols block that belongs
+// to this thread, in increasing column-major order, as long as f returns true.
+// The thread's entries are k = start + n*stride, k <-> (k % rows, k / rows);
+// the 64-bit divisions (a software routine on the GPU) are done once per
+// thread, and the loop advances (i, j) by the stride split the same way.
+template <typename T, typename F>
+__device__ __forceinline__ void scan_entries(const T* __restrict__ a, long long ld, long long rows, long long cols,
+                                             F f) {
     if (rows <= 0 || cols <= 0) return;
     const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -29,12 +36,23 @@ __device__ __forceinline__ void for_each_entry(long long rows, long long cols, F
     const long long di = stride % rows;
     const long long dj = stride / rows;
     while (j < cols) {
-        if (!f(i, j)) return;  // f returns false to stop early
-        i += di;
-        j += dj;
-        if (i >= rows) {
-            i -= rows;
-            ++j;
+        long long is[UNROLL], js[UNROLL];
+        T v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            is[u] = i;
+            js[u] = j;
+            if (j < cols) v[u] = a[i + j * ld];
+            i += di;
+            j += dj;
+            if (i >= rows) {
+                i -= rows;
+                ++j;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            if (js[u] < cols && !f(is[u], js[u], v[u])) return;
         }
     }
 }
@@ -52,9 +70,10 @@ __device__ __forceinline__ bool is_finite(double x) { return fabs(x) <= __longlo
 // max that propagates NaN: once either side is NaN the result is NaN.
 __device__ __forceinline__ double nan_max(double a, double b) { return (b > a || is_nan(b)) ? b : a; }
 
-// Sum (op = 0) or NaN-propagating max (op = 1) of one value per thread over
+// Sum (OP = 0) or NaN-propagating max (OP = 1) of one value per thread over
 // the block; the result is valid in thread 0. Shared memory down to one warp,
-// then shuffles. Every thread of the block must call it.
+// then shuffles; the order of the additions is fixed, so results are
+// reproducible. Every thread of the block must call it.
 template <int OP>
 __device__ __forceinline__ double block_reduce(double v) {
     __shared__ double buf[BLOCK];
@@ -75,20 +94,21 @@ __device__ __forceinline__ double block_reduce(double v) {
             r = OP == 0 ? r + o : nan_max(r, o);
         }
     }
-    // Callers may reuse buf (a loop over columns): make sure every thread is
-    // past its reads first.
+    // Callers may call again (a loop over columns): every thread must be past
+    // its reads of buf first.
     __syncthreads();
     return r;
 }
 
 // partial[blockIdx.x] = max |a(i, j)| over the block's entries; NaN if any of
-// them is NaN; 0 for a block that saw no entry.
+// them is NaN; 0 for a block that saw no entry. 1-D grid; the host takes the
+// NaN-propagating max of the gridDim.x partials.
 template <typename T>
 __device__ __forceinline__ void max_abs_impl(const T* __restrict__ a, long long ld, long long rows, long long cols,
                                              double* __restrict__ partial) {
     double m = 0.0;
-    for_each_entry(rows, cols, [&](long long i, long long j) {
-        m = nan_max(m, abs_d(a[i + j * ld]));
+    scan_entries(a, ld, rows, cols, [&](long long, long long, T v) {
+        m = nan_max(m, abs_d(v));
         return true;
     });
     m = block_reduce<1>(m);
@@ -96,50 +116,110 @@ __device__ __forceinline__ void max_abs_impl(const T* __restrict__ a, long long 
 }
 
 // partial[blockIdx.x] = sum of (a(i, j) / scale)^2 over the block's entries,
-// in double. The host passes scale = max |a| > 0, so no square overflows and
-// the Frobenius norm is scale * sqrt(sum of partials). A true division (not a
-// multiplication by 1/scale, which is subnormal for scale > 2^1022 and then
-// loses bits).
+// in double; 0 for a block that saw no entry. 1-D grid; the host adds the
+// partials. The host passes scale = max |a| > 0 (finite), so nothing
+// overflows and the Frobenius norm is scale * sqrt(sum of partials).
+//
+// A division per entry would make this kernel compute-bound, so with
+// scale = m * 2^e (m in [0.5, 1)) each entry is multiplied by 2^-e, which is
+// exact, and the block's sum divided by m^2 once. Outside the range where
+// 2^-e is a normal number the kernel divides.
 template <typename T>
 __device__ __forceinline__ void sum_sq_scaled_impl(const T* __restrict__ a, long long ld, long long rows,
                                                    long long cols, double scale, double* __restrict__ partial) {
+    int e;
+    const double m = frexp(scale, &e);
+    const bool pow2 = e > -1000 && e < 1000;
+    const double p = pow2 ? ldexp(1.0, -e) : 1.0;
     double s = 0.0;
-    for_each_entry(rows, cols, [&](long long i, long long j) {
-        const double t = (double)a[i + j * ld] / scale;
+    scan_entries(a, ld, rows, cols, [&](long long, long long, T v) {
+        const double t = pow2 ? (double)v * p : (double)v / scale;
         s += t * t;
         return true;
     });
     s = block_reduce<0>(s);
-    if (threadIdx.x == 0) partial[blockIdx.x] = s;
+    if (threadIdx.x == 0) partial[blockIdx.x] = pow2 ? s / (m * m) : s;
 }
 
-// out[j] = sum_i |a(i, j)| (for the 1-norm). Launch: blockDim 256, any 1-D
-// grid (the backend uses min(cols, 65535) blocks): one block per column,
-// blocks stride over the columns, threads over the rows of a column
-// (coalesced). One value per column, no partials.
+// Column sums of |a| (for the 1-norm), in double, NaN propagating.
+// blockIdx.x strides over the columns (one column per block at a time, its
+// threads over the rows: coalesced); blockIdx.y splits the rows into
+// gridDim.y equal chunks so that a few tall columns still fill the GPU.
+// Writes out[j + blockIdx.y * cols] = sum over chunk blockIdx.y of
+// |a(i, j)| (0 for an empty chunk): out holds cols * gridDim.y doubles, and
+// the host adds the gridDim.y partials of each column. With gridDim.y = 1,
+// out[j] is the column sum itself. Fastest grid: `col_abs_sums_grid`.
 template <typename T>
 __device__ __forceinline__ void col_abs_sums_impl(const T* __restrict__ a, long long ld, long long rows,
                                                   long long cols, double* __restrict__ out) {
+    const long long chunk = (rows + gridDim.y - 1) / gridDim.y;
+    const long long lo = blockIdx.y * chunk;
+    const long long hi = lo + chunk < rows ? lo + chunk : rows;
     for (long long j = blockIdx.x; j < cols; j += gridDim.x) {
         const T* col = a + j * ld;
         double s = 0.0;
-        for (long long i = threadIdx.x; i < rows; i += blockDim.x) s += abs_d(col[i]);
+        for (long long i = lo + threadIdx.x; i < hi; i += (long long)UNROLL * BLOCK) {
+            T v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                if (i + u * BLOCK < hi) v[u] = col[i + u * BLOCK];
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                if (i + u * BLOCK < hi) s += abs_d(v[u]);
+            }
+        }
         s = block_reduce<0>(s);
-        if (threadIdx.x == 0) out[j] = s;
+        if (threadIdx.x == 0) out[j + blockIdx.y * cols] = s;
     }
 }
 
-// out[i] = sum_j |a(i, j)| (for the infinity norm). Launch: any 1-D launch;
-// one thread per row, threads stride over the rows, so a warp reads 32
-// consecutive entries of a column at each step (coalesced). No shared memory.
+// Row sums of |a| (for the infinity norm), in double, NaN propagating. A
+// block takes 32 consecutive rows (blockIdx.x strides over such groups): a
+// warp reads 32 consecutive entries of a column (coalesced), and the 8 warps
+// take every 8th column, their sums then added in shared memory in a fixed
+// order. blockIdx.y splits the columns into gridDim.y equal chunks so that
+// few rows still fill the GPU. Writes out[i + blockIdx.y * rows] = sum over
+// chunk blockIdx.y of |a(i, j)| (0 for an empty chunk): out holds
+// rows * gridDim.y doubles and the host adds the gridDim.y partials of each
+// row. With gridDim.y = 1, out[i] is the row sum itself. Fastest grid:
+// `row_abs_sums_grid`.
 template <typename T>
 __device__ __forceinline__ void row_abs_sums_impl(const T* __restrict__ a, long long ld, long long rows, long long cols,
                                                   double* __restrict__ out) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += stride) {
+    __shared__ double buf[BLOCK / WARP][WARP + 1];
+    const int lane = threadIdx.x % WARP;
+    const int group = threadIdx.x / WARP;
+    const int groups = BLOCK / WARP;
+    const long long chunk = (cols + gridDim.y - 1) / gridDim.y;
+    const long long lo = blockIdx.y * chunk;
+    const long long hi = lo + chunk < cols ? lo + chunk : cols;
+    const long long row_groups = (rows + WARP - 1) / WARP;
+    for (long long g = blockIdx.x; g < row_groups; g += gridDim.x) {
+        const long long i = g * WARP + lane;
         double s = 0.0;
-        for (long long j = 0; j < cols; ++j) s += abs_d(a[i + j * ld]);
-        out[i] = s;
+        if (i < rows) {
+            for (long long j = lo + group; j < hi; j += (long long)UNROLL * groups) {
+                T v[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    if (j + u * groups < hi) v[u] = a[i + (j + u * groups) * ld];
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    if (j + u * groups < hi) s += abs_d(v[u]);
+                }
+            }
+        }
+        buf[group][lane] = s;
+        __syncthreads();
+        if (group == 0 && i < rows) {
+            double r = buf[0][lane];
+#pragma unroll
+            for (int k = 1; k < groups; ++k) r += buf[k][lane];
+            out[i + blockIdx.y * rows] = r;
+        }
+        __syncthreads();
     }
 }
 
@@ -157,9 +237,9 @@ __device__ __forceinline__ bool iamax_better(long long k, double v, long long b,
 
 // Per block: the index of the first entry of largest |x[k*inc]|, k < n.
 // best_idx[blockIdx.x] = that index (-1 if the block saw no entry),
-// best_val[blockIdx.x] = its |x| (NaN stays NaN, 0 when the index is -1).
-// Launch: blockDim 256, any 1-D grid; the host combines the partials with
-// the same rule (iamax_better).
+// best_val[blockIdx.x] = its |x| as a double (NaN stays NaN; 0 with -1).
+// 1-D grid; the host combines the partials with the same rule
+// (iamax_better).
 template <typename T>
 __device__ __forceinline__ void iamax_impl(const T* __restrict__ x, long long inc, long long n,
                                            long long* __restrict__ best_idx, double* __restrict__ best_val) {
@@ -168,12 +248,19 @@ __device__ __forceinline__ void iamax_impl(const T* __restrict__ x, long long in
     long long b = -1;
     double bv = 0.0;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride) {
-        const double v = abs_d(x[k * inc]);
-        // k increases, so among equal values the first one stays.
-        if (iamax_better(k, v, b, bv)) {
-            b = k;
-            bv = v;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += UNROLL * stride) {
+        T v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            if (k + u * stride < n) v[u] = x[(k + u * stride) * inc];
+        }
+        // Increasing k, so among equal values the first one stays.
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            if (k + u * stride < n && iamax_better(k + u * stride, abs_d(v[u]), b, bv)) {
+                b = k + u * stride;
+                bv = abs_d(v[u]);
+            }
         }
     }
     const int t = threadIdx.x;
@@ -198,17 +285,15 @@ __device__ __forceinline__ void iamax_impl(const T* __restrict__ x, long long in
 // block, for the first non-finite (NaN or infinite) entry each thread meets.
 // A thread's positions increase along its loop, so it stops at its first hit
 // and issues at most one atomic. The host sets *first = ULLONG_MAX before the
-// launch; it stays so when every entry is finite. Launch: any 1-D launch.
+// launch; it stays so when every entry is finite. 1-D grid.
 template <typename T>
 __device__ __forceinline__ void first_non_finite_impl(const T* __restrict__ a, long long ld, long long rows,
                                                       long long cols, unsigned long long* first) {
     long long hit = -1;
-    for_each_entry(rows, cols, [&](long long i, long long j) {
-        if (!is_finite(a[i + j * ld])) {
-            hit = i + j * rows;
-            return false;
-        }
-        return true;
+    scan_entries(a, ld, rows, cols, [&](long long i, long long j, T v) {
+        if (is_finite(v)) return true;
+        hit = i + j * rows;
+        return false;
     });
     if (hit >= 0) atomicMin(first, (unsigned long long)hit);
 }

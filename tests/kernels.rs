@@ -160,7 +160,7 @@ fn every_source_compiles_for_other_architectures() {
         return;
     }
     // The oldest architecture CUDA 13 supports, Ampere, Ada and Blackwell.
-    for arch in ["sm_75", "sm_80", "sm_89", "sm_100", "sm_120"] {
+    for arch in ["sm_75", "sm_80", "sm_86", "sm_89", "sm_100", "sm_103", "sm_120"] {
         for s in SOURCES {
             let out = kernels::compile_uncached(s, arch).unwrap_or_else(|e| panic!("{e}"));
             assert!(out.log.trim().is_empty(), "NVRTC warned on {} for {arch}:\n{}", s.name, out.log);
@@ -267,4 +267,80 @@ fn without_nvrtc_compiling_is_an_error_not_a_panic() {
     }
     let err = kernels::compile(&SOURCES[0], ARCH).unwrap_err().to_string();
     assert!(err.contains("libnvrtc"), "{err}");
+}
+
+/// The tile of grid position `(x, y)` in `copy.cu`'s folded space, `(row,
+/// column)` in tiles, or `None`: a transcription of the kernel's `unfold`.
+fn unfold(x: usize, y: usize, r: usize, c: usize, tri: i32) -> Option<(usize, usize)> {
+    let m = r.min(c);
+    let l = if tri == 1 { r } else { c };
+    let (p, q) = if y < l - x {
+        (x + y, x)
+    } else {
+        let q = (m - 1).checked_sub(x)?;
+        if q <= x {
+            return None;
+        }
+        (q + (y - (l - x)), q)
+    };
+    if p >= l {
+        return None;
+    }
+    Some(if tri == 1 { (p, q) } else { (q, p) })
+}
+
+#[test]
+fn the_copy_grid_folds_a_triangle_onto_its_tiles() {
+    // Every tile that meets the mask is visited exactly once by the grid of
+    // copy_block_grid, and hardly any block is idle.
+    for rows in [1, 31, 32, 33, 64, 100, 257, 1000, 1025] {
+        for cols in [1, 32, 33, 65, 100, 257, 1000] {
+            for tri in [1, 2] {
+                let (gx, gy, gz) = kernels::copy_block_grid(rows, cols, tri);
+                assert_eq!(gz, 1);
+                let (r, c) = (rows.div_ceil(32), cols.div_ceil(32));
+                let mut seen = vec![0u32; r * c];
+                let mut idle = 0;
+                for y in 0..gy as usize {
+                    for x in 0..gx as usize {
+                        match unfold(x, y, r, c, tri) {
+                            Some((bi, bj)) => seen[bi + bj * r] += 1,
+                            None => idle += 1,
+                        }
+                    }
+                }
+                for bj in 0..c {
+                    for bi in 0..r {
+                        let meets = if tri == 1 { bi >= bj } else { bi <= bj };
+                        assert_eq!(seen[bi + bj * r], meets as u32, "{rows}×{cols} tri {tri}: tile ({bi}, {bj})");
+                    }
+                }
+                assert!(idle <= r.max(c), "{rows}×{cols} tri {tri}: {idle} idle blocks");
+            }
+        }
+    }
+    // The full copy: one block per tile; every dimension capped.
+    assert_eq!(kernels::copy_block_grid(100, 257, 0), (9, 4, 1));
+    assert_eq!(kernels::copy_block_grid(0, 0, 0), (1, 1, 1));
+    assert_eq!(kernels::copy_block_grid(40_000_000, 1, 0), (1, 65_535, 1));
+    assert_eq!(kernels::COPY_BLOCK_DIM, (32, 8, 1));
+}
+
+#[test]
+fn the_abs_sum_grids_split_only_what_is_too_narrow() {
+    // Many columns: one block per column, no split.
+    assert_eq!(kernels::col_abs_sums_grid(5000, 5000), (5000, 1, 1));
+    // Few tall columns: the rows are split, each chunk at least 2048 rows.
+    let (x, y, _) = kernels::col_abs_sums_grid(4_000_000, 64);
+    assert_eq!(x, 64);
+    assert!(y > 1 && 4_000_000 / y as usize >= 2048, "{y}");
+    // Few short columns: nothing to split.
+    assert_eq!(kernels::col_abs_sums_grid(100, 3), (3, 1, 1));
+    // Many rows: one block per 32 rows, no split.
+    assert_eq!(kernels::row_abs_sums_grid(100_000, 100), (3125, 1, 1));
+    // Few wide rows: the columns are split, each chunk at least 64 columns.
+    let (x, y, _) = kernels::row_abs_sums_grid(64, 4_000_000);
+    assert_eq!(x, 2);
+    assert!(y > 1 && 4_000_000 / y as usize >= 64, "{y}");
+    assert_eq!(kernels::row_abs_sums_grid(0, 0), (1, 1, 1));
 }

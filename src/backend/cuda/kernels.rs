@@ -208,3 +208,54 @@ fn store(dir: &Path, file: &Path, ptx: &str) {
         let _ = std::fs::remove_file(&tmp);
     }
 }
+
+/// Largest grid dimension the backend uses (the kernels stride over the rest).
+const MAX_GRID: usize = 65_535;
+
+/// Block shape of `copy_block_*`.
+pub const COPY_BLOCK_DIM: (u32, u32, u32) = (32, 8, 1);
+
+/// The grid of `copy_block_*` that gives each block one 32 × 32 tile of a
+/// `rows × cols` source block with mask `tri` (0 all, 1 lower, 2 upper):
+/// for a triangle the tiles are folded so that no block is launched for a
+/// tile outside the mask. Any grid is correct; this one is the fastest. Each
+/// dimension is at least 1 and at most 65535.
+pub fn copy_block_grid(rows: usize, cols: usize, tri: i32) -> (u32, u32, u32) {
+    let (r, c) = (rows.div_ceil(32), cols.div_ceil(32));
+    let (x, y) = if tri == 0 {
+        (c, r)
+    } else {
+        // Must match the kernel: m lines of tiles, l tiles along the longest.
+        let m = r.min(c);
+        let l = if tri == 1 { r } else { c };
+        (m.div_ceil(2), if m >= 2 { 2 * l - m + 1 } else { l })
+    };
+    (x.clamp(1, MAX_GRID) as u32, y.clamp(1, MAX_GRID) as u32, 1)
+}
+
+/// Blocks a reduction grid aims at: two waves of 8 blocks on each of the
+/// 132 SMs of an H100, enough for any current GPU.
+const TARGET_BLOCKS: usize = 2048;
+
+/// The grid of `col_abs_sums_*` (256 threads per block) for a `rows × cols`
+/// block: one block per column, and the rows split into `y` chunks when there
+/// are too few columns to fill the GPU. The kernel writes `cols · y` partial
+/// sums, `out[j + c·cols]` for chunk `c`; the sum of column `j` is the sum of
+/// its `y` partials.
+pub fn col_abs_sums_grid(rows: usize, cols: usize) -> (u32, u32, u32) {
+    let x = cols.clamp(1, MAX_GRID);
+    // A chunk is worth a block when each thread gets a full batch of loads.
+    let y = TARGET_BLOCKS.div_ceil(x).clamp(1, (rows / 2048).clamp(1, MAX_GRID));
+    (x as u32, y as u32, 1)
+}
+
+/// The grid of `row_abs_sums_*` (256 threads per block) for a `rows × cols`
+/// block: one block per 32 rows, and the columns split into `y` chunks when
+/// there are too few rows to fill the GPU. The kernel writes `rows · y`
+/// partial sums, `out[i + c·rows]` for chunk `c`; the sum of row `i` is the
+/// sum of its `y` partials.
+pub fn row_abs_sums_grid(rows: usize, cols: usize) -> (u32, u32, u32) {
+    let x = rows.div_ceil(32).clamp(1, MAX_GRID);
+    let y = TARGET_BLOCKS.div_ceil(x).clamp(1, (cols / 64).clamp(1, MAX_GRID));
+    (x as u32, y as u32, 1)
+}
