@@ -9,11 +9,10 @@
 //   still 0, becomes offset + j + 1 for the failing column j (LAPACK's INFO
 //   in the whole matrix). The block is left partly factored.
 //
-// Launch contract: exactly one block of any size (the host uses 256 threads),
-// no dynamic shared memory. Right-looking: column j is scaled, then the
-// trailing triangle updated, with a barrier between steps. Blocks of order
-// up to LEAF (the blocked algorithm's leaves) are factored in shared memory:
-// one read and one write of the triangle instead of n passes over it.
+// potrf_leaf_{f32,f64}, same arguments, for n <= LEAF: one block of exactly
+// LEAF threads (below). potrf_{f32,f64}, any n: one block of any size, no
+// dynamic shared memory; right-looking in global memory with a barrier
+// between steps, for direct calls on blocks larger than a leaf.
 
 #define LEAF 64
 
@@ -22,51 +21,55 @@ __device__ __forceinline__ T& entry(T* a, long long ld, int upper, long long i, 
     return upper ? a[j + i * ld] : a[i + j * ld];
 }
 
-// The same steps on a copy in shared memory: s[j][i] holds A(i, j), i >= j
-// (column-major in s, so a warp's consecutive i hit consecutive banks).
+__device__ __forceinline__ float inv_sqrt(float x) { return rsqrtf(x); }
+__device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
+
+// Blocks of order n <= LEAF, the leaves of the blocked factorization, whose
+// latency is on its critical path. Thread i holds row i of the triangle in
+// registers (rows past n are the identity), and column j's raw entries are
+// published in shared memory one step ahead, so a step is one barrier: every
+// thread forms 1/sqrt(pivot) itself and scales on the fly, using
+// L(i,j)·L(k,j) = a(i,j)·a(k,j)/d. Launch: one block of exactly LEAF threads.
 template <typename T>
 __device__ void potrf_leaf(T* a, long long ld, int n, int upper, int* info, long long offset) {
-    __shared__ T s[LEAF][LEAF + 1];
-    __shared__ int failed;
-    for (int t = threadIdx.x; t < n * n; t += blockDim.x) {
-        const int i = t % n, j = t / n;
-        if (i >= j) s[j][i] = entry(a, ld, upper, i, j);
-    }
+    __shared__ T col[2][LEAF];
+    const int i = threadIdx.x;
+    T r[LEAF];
+#pragma unroll
+    for (int k = 0; k < LEAF; ++k) r[k] = (i < n && k <= i) ? entry(a, ld, upper, i, k) : T(i == k);
+    col[0][i] = r[0];
     __syncthreads();
-    for (int j = 0; j < n; ++j) {
-        if (threadIdx.x == 0) {
-            const T d = s[j][j];
-            failed = !(d > T(0)) || !isfinite(d);
-            if (failed) {
-                atomicCAS(info, 0, (int)(offset + j + 1));
-            } else {
-                s[j][j] = sqrt(d);
-            }
+    int done = n;  // columns factored
+#pragma unroll
+    for (int j = 0; j < LEAF; ++j) {
+        if (j >= n) break;  // uniform
+        const T* c = col[j & 1];
+        const T d = c[j];
+        if (!(d > T(0)) || !isfinite(d)) {  // uniform: every thread read the same pivot
+            if (i == 0) atomicCAS(info, 0, (int)(offset + j + 1));
+            done = j;
+            break;
         }
-        __syncthreads();
-        if (failed) break;  // uniform; the partial factor is written back below
-        const T d = s[j][j];
-        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) s[j][i] /= d;
-        __syncthreads();
-        const int m = n - j - 1;
-        for (int t = threadIdx.x; t < m * m; t += blockDim.x) {
-            const int i = j + 1 + t % m, k = j + 1 + t / m;
-            if (i >= k) s[k][i] -= s[j][i] * s[j][k];
+        const T s = inv_sqrt(d);
+        const T lij = r[j] * s;  // L(i, j); sqrt(d) on the diagonal
+        const T t = lij * s;
+        r[j] = lij;
+        if (j + 1 < LEAF) {
+            r[j + 1] -= t * c[j + 1];
+            col[(j + 1) & 1][i] = r[j + 1];
         }
+#pragma unroll
+        for (int k = j + 2; k < LEAF; ++k) r[k] -= t * c[k];
         __syncthreads();
     }
-    for (int t = threadIdx.x; t < n * n; t += blockDim.x) {
-        const int i = t % n, j = t / n;
-        if (i >= j) entry(a, ld, upper, i, j) = s[j][i];
-    }
+    // Row i's entries past the failing column were not finished: leave them.
+#pragma unroll
+    for (int k = 0; k < LEAF; ++k)
+        if (i < n && k <= i && k < done) entry(a, ld, upper, i, k) = r[k];
 }
 
 template <typename T>
 __device__ void potrf_impl(T* a, long long ld, long long n, int upper, int* info, long long offset) {
-    if (n <= LEAF) {
-        potrf_leaf(a, ld, (int)n, upper, info, offset);
-        return;
-    }
     __shared__ int failed;
     for (long long j = 0; j < n; ++j) {
         if (threadIdx.x == 0) {
@@ -91,6 +94,14 @@ __device__ void potrf_impl(T* a, long long ld, long long n, int upper, int* info
         }
         __syncthreads();
     }
+}
+
+extern "C" __global__ void potrf_leaf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {
+    potrf_leaf(a, ld, (int)n, upper, info, offset);
+}
+
+extern "C" __global__ void potrf_leaf_f64(double* a, long long ld, long long n, int upper, int* info, long long offset) {
+    potrf_leaf(a, ld, (int)n, upper, info, offset);
 }
 
 extern "C" __global__ void potrf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {

@@ -98,6 +98,15 @@ pub trait Backend: Sized + Send + Sync + 'static {
     fn download<E: Elem>(&self, src: &Self::Buffer<E>, host: &mut [E]) -> Result<()>;
     /// Waits for all queued work and reports a failure of any of it.
     fn synchronize(&self) -> Result<()>;
+    /// A second queue on the same device and memory, for independent work
+    /// that may overlap this queue's (look-ahead in blocked factorizations).
+    /// Order between the two is only what [`Backend::wait_for`] imposes; an
+    /// algorithm that uses the side queue makes this one wait for it before
+    /// it returns. The CPU backend, which runs eagerly, is its own side.
+    fn side(&self) -> Result<&Self>;
+    /// Work enqueued on `self` from now on waits for all work enqueued on
+    /// `other` so far.
+    fn wait_for(&self, other: &Self) -> Result<()>;
 
     // Data movement.
 

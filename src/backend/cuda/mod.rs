@@ -13,7 +13,7 @@ pub mod vendor;
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::sys::CUresult;
@@ -28,6 +28,9 @@ use crate::{Elem, Error, Result, Scalar};
 
 /// Threads per block of the 1-D kernels (the reductions assume exactly this).
 const BLOCK: usize = 256;
+/// Order up to which `potrf` uses the one-thread-per-row kernel (`LEAF` in
+/// `kernels/potrf.cu`).
+const POTRF_LEAF: usize = 64;
 /// Most blocks a 1-D launch uses; the kernels stride over the rest.
 const MAX_BLOCKS: usize = 65_535;
 /// Most partial results a reduction produces.
@@ -43,8 +46,11 @@ pub struct Cuda {
     /// The GPU's model, as the driver names it.
     gpu: String,
     name: String,
-    functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Kernels loaded so far, shared with the side queue.
+    functions: Arc<Mutex<HashMap<String, CudaFunction>>>,
     staging: Mutex<transfer::Staging>,
+    /// The second queue (`Backend::side`), created on first use.
+    side: OnceLock<Box<Cuda>>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -152,8 +158,28 @@ impl Cuda {
             arch: format!("sm_{major}{minor}"),
             gpu,
             name,
-            functions: Mutex::new(HashMap::new()),
+            functions: Arc::new(Mutex::new(HashMap::new())),
             staging: Mutex::new(None),
+            side: OnceLock::new(),
+        })
+    }
+
+    /// Another stream and cuBLAS handle on the same context, sharing the
+    /// loaded kernels.
+    fn fork(&self) -> Result<Cuda> {
+        let stream = self.ctx.new_stream().map_err(driver("creating a stream"))?;
+        let blas =
+            CudaBlas::new(stream.clone()).map_err(|e| Error::Device(format!("creating a cuBLAS handle: {e}")))?;
+        Ok(Cuda {
+            ctx: self.ctx.clone(),
+            stream,
+            blas,
+            arch: self.arch.clone(),
+            gpu: self.gpu.clone(),
+            name: self.name.clone(),
+            functions: self.functions.clone(),
+            staging: Mutex::new(None),
+            side: OnceLock::new(),
         })
     }
 
@@ -173,6 +199,39 @@ impl Cuda {
 
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+
+    /// Runs `f` and returns, with its result, the most device memory it had
+    /// in use at once beyond what was in use before, in bytes: the high-water
+    /// mark of the stream-ordered pool that buffers come from, plus memory
+    /// taken outside the pool and still held after `f` (libraries'
+    /// workspaces). For benchmarks: other work on the device must be idle.
+    pub fn peak_memory<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, usize)> {
+        use cudarc::driver::result::{device, mem_pool};
+        use cudarc::driver::sys::CUmemPool_attribute as Attr;
+        self.synchronize()?;
+        // SAFETY: the context's own device; each attribute is a u64.
+        let pool = unsafe { device::get_default_mem_pool(self.ctx.cu_device()) }.map_err(driver("memory pool"))?;
+        let get = |attr: Attr| -> Result<u64> {
+            let mut v = 0u64;
+            unsafe { mem_pool::get_attribute(pool, attr, (&mut v as *mut u64).cast()) }
+                .map_err(driver("reading the memory pool"))?;
+            Ok(v)
+        };
+        let mut zero = 0u64;
+        // Setting the high-water mark to 0 resets it to what is in use now.
+        unsafe { mem_pool::set_attribute(pool, Attr::CU_MEMPOOL_ATTR_USED_MEM_HIGH, (&mut zero as *mut u64).cast()) }
+            .map_err(driver("resetting the memory pool's high-water mark"))?;
+        let (used0, reserved0) =
+            (get(Attr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?, get(Attr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?);
+        let free0 = self.memory()?.0;
+        let out = f()?;
+        self.synchronize()?;
+        let high = get(Attr::CU_MEMPOOL_ATTR_USED_MEM_HIGH)?;
+        let reserved1 = get(Attr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+        let free1 = self.memory()?.0;
+        let outside = (free0 as i64 - free1 as i64) - (reserved1 as i64 - reserved0 as i64);
+        Ok((out, (high - used0) as usize + outside.max(0) as usize))
     }
 
     /// The cuBLAS handle, bound to the stream.
@@ -366,7 +425,28 @@ impl Backend for Cuda {
     }
 
     fn synchronize(&self) -> Result<()> {
+        if let Some(side) = self.side.get() {
+            side.synchronize()?;
+        }
         self.stream.synchronize().map_err(driver("a queued operation failed"))
+    }
+
+    fn side(&self) -> Result<&Self> {
+        if let Some(side) = self.side.get() {
+            return Ok(side);
+        }
+        let side = Box::new(self.fork()?);
+        // Another thread may have won the race; its queue is as good.
+        Ok(self.side.get_or_init(|| side))
+    }
+
+    fn wait_for(&self, other: &Self) -> Result<()> {
+        if Arc::ptr_eq(&self.stream, &other.stream) {
+            return Ok(());
+        }
+        let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        let event = other.stream.record_event(Some(flags)).map_err(driver("recording an event"))?;
+        self.stream.wait(&event).map_err(driver("waiting for another queue"))
     }
 
     fn copy<E: Elem>(&self, src: View<'_, Cuda, E>, dst: ViewMut<'_, Cuda, E>) -> Result<()> {
@@ -551,10 +631,13 @@ impl Backend for Cuda {
         if a.rows() == 0 {
             return Ok(());
         }
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        // Leaves (the blocked algorithm's diagonal blocks) have their own
+        // kernel, with one thread per row.
+        let (name, threads) = if a.rows() <= POTRF_LEAF { ("potrf_leaf", POTRF_LEAF) } else { ("potrf", BLOCK) };
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
         let upper = Arg::I32((uplo == Uplo::Upper) as i32);
         let args = [ptr_mut(&a), n(a.block().ld), n(a.rows()), upper, ptr_mut(&info), n(offset)];
-        self.launch("potrf", &format!("potrf_{}", T::NAME), cfg, &args)
+        self.launch("potrf", &format!("{name}_{}", T::NAME), cfg, &args)
     }
 
     fn scale_rows<T: Scalar>(&self, d: View<'_, Cuda, T>, a: ViewMut<'_, Cuda, T>) -> Result<()> {

@@ -88,76 +88,110 @@ pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSli
     cuda.stream().memcpy_dtoh(src, dst).map_err(|e| Error::Device(format!("download: {e}")))
 }
 
-/// cuSOLVER's `dpotrf` (lower) with its workspace, on the backend's stream:
-/// the baseline for gpumat's Cholesky.
+/// cuSOLVER's `dpotrf` (lower), through its 64-bit API (`cusolverDnXpotrf`,
+/// so that orders past 46341 work), with its workspaces, on the backend's
+/// stream: the baseline for gpumat's Cholesky.
 pub struct DenseCholesky {
     handle: cudarc::cusolver::DnHandle,
-    work: CudaSlice<f64>,
+    params: CusolverParams,
+    work: CudaSlice<u8>,
+    host_work: Vec<u8>,
     info: CudaSlice<i32>,
     n: usize,
 }
 
+/// `cusolverDnParams_t`, destroyed on drop.
+struct CusolverParams(cudarc::cusolver::sys::cusolverDnParams_t);
+
+impl Drop for CusolverParams {
+    fn drop(&mut self) {
+        // SAFETY: created by cusolverDnCreateParams and used by no one else.
+        unsafe { cudarc::cusolver::sys::cusolverDnDestroyParams(self.0) };
+    }
+}
+
+// SAFETY: the parameter object is only read by calls made through `&mut DenseCholesky`.
+unsafe impl Send for CusolverParams {}
+unsafe impl Sync for CusolverParams {}
+
 impl DenseCholesky {
     /// Handle and workspace for order `n`.
     pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
         let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
         // SAFETY: only probes whether the library can be loaded.
-        if !unsafe { cudarc::cusolver::sys::is_culib_present() } {
+        if !unsafe { sys::is_culib_present() } {
             return Err(fail("not found (libcusolver could not be loaded)"));
         }
         let handle =
             cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
-        let d = blas::dim("dpotrf", n)?;
-        let mut lwork = 0i32;
+        let mut raw_params = std::ptr::null_mut();
+        // SAFETY: writes a new parameter object.
+        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("params: {s:?}")));
+        }
+        let params = CusolverParams(raw_params);
+        let (d, ld) = (n as i64, n.max(1) as i64);
+        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
         // SAFETY: a workspace query; A is not read.
         let s = unsafe {
-            cudarc::cusolver::sys::cusolverDnDpotrf_bufferSize(
+            sys::cusolverDnXpotrf_bufferSize(
                 handle.cu(),
-                cudarc::cusolver::sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                params.0,
+                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
                 d,
-                std::ptr::null_mut(),
-                d.max(1),
-                &mut lwork,
+                CUDA_R_64F,
+                std::ptr::null(),
+                ld,
+                CUDA_R_64F,
+                &mut device_bytes,
+                &mut host_bytes,
             )
         };
-        if s != cudarc::cusolver::sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("dpotrf_bufferSize: {s:?}")));
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("Xpotrf_bufferSize: {s:?}")));
         }
-        let alloc =
-            |len: usize| cuda.stream().alloc_zeros::<f64>(len.max(1)).map_err(|e| fail(&format!("workspace: {e}")));
-        let work = alloc(lwork as usize)?;
+        let oom = |e| fail(&format!("workspace: {e}"));
+        let work = cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(oom)?;
         let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
-        Ok(DenseCholesky { handle, work, info, n })
+        Ok(DenseCholesky { handle, params, work, host_work: vec![0; host_bytes.max(1)], info, n })
     }
 
-    /// Bytes of workspace cuSOLVER asked for.
+    /// Bytes of device workspace cuSOLVER asked for.
     pub fn workspace_bytes(&self) -> usize {
-        self.work.len() * 8
+        self.work.len()
     }
 
     /// Factors the dense `n × n` buffer `a` in place (lower triangle).
     pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
         let n = self.n;
         let a = ViewMut::dense(a, n, n)?;
-        let d = blas::dim("dpotrf", n)?;
         let s = cuda.stream();
+        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
         let (work, _) = self.work.device_ptr_mut(s);
         let (info, _) = self.info.device_ptr_mut(s);
-        // SAFETY: a dense n × n block of a live buffer; workspace as queried.
+        // SAFETY: a dense n × n block of a live buffer; workspaces as queried.
         let status = unsafe {
-            cudarc::cusolver::sys::cusolverDnDpotrf(
+            sys::cusolverDnXpotrf(
                 self.handle.cu(),
-                cudarc::cusolver::sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
-                d,
-                raw_mut(&a) as *mut f64,
-                d.max(1),
-                work as *mut f64,
-                self.work.len() as i32,
+                self.params.0,
+                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                n as i64,
+                CUDA_R_64F,
+                raw_mut(&a) as *mut std::ffi::c_void,
+                n.max(1) as i64,
+                CUDA_R_64F,
+                work as *mut std::ffi::c_void,
+                work_bytes,
+                self.host_work.as_mut_ptr().cast(),
+                host_bytes,
                 info as *mut i32,
             )
         };
-        if status != cudarc::cusolver::sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
-            return Err(Error::Device(format!("cuSOLVER dpotrf: {status:?}")));
+        if status != CUSOLVER_STATUS_SUCCESS {
+            return Err(Error::Device(format!("cuSOLVER Xpotrf: {status:?}")));
         }
         Ok(())
     }
