@@ -40,6 +40,15 @@ pub enum Error {
     #[error("matrix is singular: pivot {pivot} is zero")]
     Singular { pivot: usize },
 
+    /// A least-squares design (or normal-equations matrix) whose columns are
+    /// numerically dependent: `column` (1-based) is the first one the earlier
+    /// columns already span, where the method can name it.
+    #[error(
+        "{what} is rank deficient{}: condition estimate {condition:.2e}",
+        .column.map(|c| format!(" at column {c}")).unwrap_or_default()
+    )]
+    RankDeficient { what: String, column: Option<usize>, condition: f64 },
+
     /// An iteration stopped before reaching its tolerance.
     #[error("{what} did not converge in {iterations} iterations (last relative residual {residual:.3e})")]
     NotConverged { what: String, iterations: usize, residual: f64 },
@@ -95,5 +104,7 @@ mod tests {
         assert!(e.to_string().contains("column 4"));
         let e = Error::NonFinite { what: "A".into(), row: 2, col: 3, value: f64::NAN };
         assert_eq!(e.to_string(), "A has a non-finite entry NaN at row 2, column 3");
+        let e = Error::RankDeficient { what: "design".into(), column: Some(3), condition: 1e17 };
+        assert_eq!(e.to_string(), "design is rank deficient at column 3: condition estimate 1.00e17");
     }
 }
