@@ -9,10 +9,12 @@
 //   still 0, becomes offset + j + 1 for the failing column j (LAPACK's INFO
 //   in the whole matrix). The block is left partly factored.
 //
-// potrf_leaf_{f32,f64}, same arguments, for n <= LEAF: one block of exactly
-// LEAF threads (below). potrf_{f32,f64}, any n: one block of any size, no
-// dynamic shared memory; right-looking in global memory with a barrier
-// between steps, for direct calls on blocks larger than a leaf.
+// potrf_panel_{f32,f64}(a, ld, n, m, upper, info, offset), n <= LEAF: the
+// same for the n x n block on top of an m x n panel (upper: left of an n x m
+// one), whose other rows are solved with the factor (below).
+// potrf_{f32,f64}, any n: one block of any size, no dynamic shared memory;
+// right-looking in global memory with a barrier between steps, for direct
+// calls on blocks larger than a leaf.
 
 #define LEAF 64
 
@@ -24,48 +26,67 @@ __device__ __forceinline__ T& entry(T* a, long long ld, int upper, long long i, 
 __device__ __forceinline__ float inv_sqrt(float x) { return rsqrtf(x); }
 __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 
-// Blocks of order n <= LEAF, the leaves of the blocked factorization, whose
-// latency is on its critical path. Thread i holds row i of the triangle in
-// registers (rows past n are the identity), and column j's raw entries are
-// published in shared memory one step ahead, so a step is one barrier: every
-// thread forms 1/sqrt(pivot) itself and scales on the fly, using
-// L(i,j)·L(k,j) = a(i,j)·a(k,j)/d. Launch: one block of exactly LEAF threads.
+// Panels of width n <= LEAF, the leaves of the blocked factorization, whose
+// latency is on its critical path: the n x n diagonal block on top of an
+// m x n panel is factored and the m - n rows below are solved with it,
+// L21 = A21 L11^-T, in one pass. Thread t < LEAF holds row t of the diagonal
+// block in registers (rows past n are the identity); thread LEAF + t holds
+// row n + LEAF*blockIdx.x + t of the panel. Column j's entries of the
+// diagonal block are published in shared memory one step ahead, so a step is
+// one barrier: every thread forms 1/sqrt(pivot) itself and updates its row
+// with L(i,j) L(k,j) = a(i,j) a(k,j) / d. Every block factors the diagonal
+// block with the same arithmetic, so all see the same pivots. The loops are
+// fully unrolled so that rows stay in registers. Launch: ceil((m - n) / LEAF)
+// blocks of 2 LEAF threads, which write the rows below; then (m = n) one
+// block of LEAF threads, which writes the diagonal block.
 template <typename T>
-__device__ void potrf_leaf(T* a, long long ld, int n, int upper, int* info, long long offset) {
+__device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, int* info, long long offset) {
     __shared__ T col[2][LEAF];
-    const int i = threadIdx.x;
+    const int t = threadIdx.x;
+    const bool diag = t < LEAF;
+    const long long i = diag ? t : n + (long long)blockIdx.x * LEAF + (t - LEAF);
+    const bool real = diag ? t < n : i < m;
     T r[LEAF];
 #pragma unroll
-    for (int k = 0; k < LEAF; ++k) r[k] = (i < n && k <= i) ? entry(a, ld, upper, i, k) : T(i == k);
-    col[0][i] = r[0];
+    for (int k = 0; k < LEAF; ++k)
+        r[k] = (real && k < n && (!diag || k <= t)) ? entry(a, ld, upper, i, k) : T(diag && t == k);
+    if (diag) col[0][t] = r[0];
     __syncthreads();
     int done = n;  // columns factored
+    bool ok = true;
 #pragma unroll
     for (int j = 0; j < LEAF; ++j) {
-        if (j >= n) break;  // uniform
-        const T* c = col[j & 1];
-        const T d = c[j];
-        if (!(d > T(0)) || !isfinite(d)) {  // uniform: every thread read the same pivot
-            if (i == 0) atomicCAS(info, 0, (int)(offset + j + 1));
-            done = j;
-            break;
-        }
-        const T s = inv_sqrt(d);
-        const T lij = r[j] * s;  // L(i, j); sqrt(d) on the diagonal
-        const T t = lij * s;
-        r[j] = lij;
-        if (j + 1 < LEAF) {
-            r[j + 1] -= t * c[j + 1];
-            col[(j + 1) & 1][i] = r[j + 1];
-        }
+        if (j < n && ok) {  // uniform
+            const T* c = col[j & 1];
+            const T d = c[j];
+            if (!(d > T(0)) || !isfinite(d)) {  // uniform: every thread read the same pivot
+                if (t == 0 && blockIdx.x == 0) atomicCAS(info, 0, (int)(offset + j + 1));
+                done = j;
+                ok = false;
+            } else {
+                const T s = inv_sqrt(d);
+                const T lij = r[j] * s;  // L(i, j); sqrt(d) on the diagonal
+                const T tt = lij * s;
+                r[j] = lij;
+                if (j + 1 < LEAF) {
+                    r[j + 1] -= tt * c[j + 1];
+                    if (diag) col[(j + 1) & 1][t] = r[j + 1];
+                }
 #pragma unroll
-        for (int k = j + 2; k < LEAF; ++k) r[k] -= t * c[k];
-        __syncthreads();
+                for (int k = j + 2; k < LEAF; ++k) r[k] -= tt * c[k];
+                __syncthreads();
+            }
+        }
     }
-    // Row i's entries past the failing column were not finished: leave them.
+    // Entries past a failing column were not finished: leave them. The
+    // diagonal block is written only when it is the whole panel: other
+    // blocks of a longer panel may still be reading it, so the host writes
+    // it with a second, panel-less launch.
+    if (real && (!diag || m == n)) {
 #pragma unroll
-    for (int k = 0; k < LEAF; ++k)
-        if (i < n && k <= i && k < done) entry(a, ld, upper, i, k) = r[k];
+        for (int k = 0; k < LEAF; ++k)
+            if (k < done && (!diag || k <= t)) entry(a, ld, upper, i, k) = r[k];
+    }
 }
 
 template <typename T>
@@ -96,12 +117,14 @@ __device__ void potrf_impl(T* a, long long ld, long long n, int upper, int* info
     }
 }
 
-extern "C" __global__ void potrf_leaf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {
-    potrf_leaf(a, ld, (int)n, upper, info, offset);
+extern "C" __global__ void potrf_panel_f32(float* a, long long ld, long long n, long long m, int upper, int* info,
+                                            long long offset) {
+    potrf_panel(a, ld, (int)n, m, upper, info, offset);
 }
 
-extern "C" __global__ void potrf_leaf_f64(double* a, long long ld, long long n, int upper, int* info, long long offset) {
-    potrf_leaf(a, ld, (int)n, upper, info, offset);
+extern "C" __global__ void potrf_panel_f64(double* a, long long ld, long long n, long long m, int upper, int* info,
+                                            long long offset) {
+    potrf_panel(a, ld, (int)n, m, upper, info, offset);
 }
 
 extern "C" __global__ void potrf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {

@@ -90,7 +90,8 @@ fn check_in<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams, packed: bool
 fn random_spd_case<T: Scalar>() {
     for (n, nb) in [(1, 128), (5, 2), (64, 16), (127, 32), (129, 128), (200, 64)] {
         let bound = 10.0 * n as f64 * u::<T>();
-        let (fe, be) = check::<T>(&random_spd(n as u64, n), n, CholeskyParams { block_size: nb, leaf_size: 8 });
+        let (fe, be) =
+            check::<T>(&random_spd(n as u64, n), n, CholeskyParams { block_size: nb, leaf_size: 8, update_tile: 16 });
         assert!(fe <= bound, "{} n={n} nb={nb}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}", T::NAME);
         assert!(be <= bound, "{} n={n} nb={nb}: backward error {be:e} > {bound:e}", T::NAME);
     }
@@ -108,7 +109,7 @@ fn chosen_spectra_up_to_condition_1e12() {
     for (k, cond) in [1e2, 1e6, 1e9, 1e12].into_iter().enumerate() {
         let (a, lambda) = with_spectrum(k as u64, n, cond);
         let bound = 10.0 * n as f64 * u::<f64>();
-        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size: 32, leaf_size: 8 });
+        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size: 32, leaf_size: 8, update_tile: 16 });
         assert!(fe <= bound, "cond {cond:e}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}");
         assert!(be <= bound, "cond {cond:e}: backward error {be:e} > {bound:e}");
         // log det A = Σ log λ; the factor's is within n·u·cond relatively of
@@ -132,7 +133,11 @@ fn not_positive_definite_names_the_first_failing_column() {
         // Makes the leading minor of order bad + 1 indefinite, and no smaller one.
         a[bad + bad * n] = -1e6;
         for packed in [false, true] {
-            match sym::<f64>(&a, n, packed).cholesky_with(CholeskyParams { block_size: nb, leaf_size: 8 }) {
+            match sym::<f64>(&a, n, packed).cholesky_with(CholeskyParams {
+                block_size: nb,
+                leaf_size: 8,
+                update_tile: 16,
+            }) {
                 Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, bad + 1, "nb={nb} packed={packed}"),
                 other => panic!("column {}: expected NotPositiveDefinite, got {other:?}", bad + 1),
             }
@@ -171,7 +176,7 @@ fn solve_checks_shapes() {
 /// layer: factor the packed array in place, unpack, and compare `L·Lᵀ` (or
 /// `Uᵀ·U`) with `A`; then solve and check the backward error.
 fn every_rfp_layout<B: Backend>(be: &B) {
-    for n in [1, 2, 7, 8, 33, 34] {
+    for n in [1, 2, 7, 8, 33, 34, 75, 76] {
         let a = random_spd(n as u64 + 20, n);
         for transr in [Transr::Normal, Transr::Transpose] {
             for uplo in [Uplo::Lower, Uplo::Upper] {
@@ -183,7 +188,7 @@ fn every_rfp_layout<B: Backend>(be: &B) {
                 {
                     let packed = BufferMut::new(&mut buf);
                     let mut status = ViewMut::dense(&mut info, 1, 1).unwrap();
-                    let params = CholeskyParams { block_size: 4, leaf_size: 8 };
+                    let params = CholeskyParams { block_size: 4, leaf_size: 8, update_tile: 16 };
                     cholesky::factor_rfp_in_place(be, rfp, &packed, 0, &mut status, params).unwrap();
                 }
                 let mut status = [9i32];
@@ -247,7 +252,7 @@ fn upper_on_a_sub_block<B: Backend>(be: &B) {
             block,
             &mut info,
             0,
-            CholeskyParams { block_size: 16, leaf_size: 8 },
+            CholeskyParams { block_size: 16, leaf_size: 8, update_tile: 16 },
         )
         .unwrap();
     }
@@ -276,7 +281,7 @@ fn every_leaf_size_gives_the_same_accuracy() {
     let n = 150;
     let a = random_spd(42, n);
     for (block_size, leaf_size) in [(150, 200), (150, 64), (64, 64), (100, 16)] {
-        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size, leaf_size });
+        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size, leaf_size, update_tile: 1024 });
         let bound = 10.0 * n as f64 * u::<f64>();
         assert!(fe <= bound && be <= bound, "block {block_size} leaf {leaf_size}: {fe:e}, {be:e} > {bound:e}");
     }

@@ -1616,3 +1616,101 @@ fn shape_mismatches_are_errors() {
 fn overlapping_blocks_are_errors_and_disjoint_ones_are_not() {
     gpumat::with_backend!(dev(), be => check_overlaps(be));
 }
+
+// ---------------------------------------------------------------------------
+// Cholesky panels.
+
+/// `potrf_panel` on an `m × n` panel (`Lower`; `n × m` for `Upper`) of a
+/// diagonally dominant SPD matrix: backward error ‖A − L·L11ᵀ‖_F / ‖A‖_F ≤
+/// 10·n·u over the panel, computed in FP64 from the factor returned; the
+/// other triangle of the diagonal block (NaN) is neither read nor written.
+/// With `bad = Some(j)`, pivot `j` is made negative: `info` must name it.
+fn check_potrf_panel<B: Backend, T: Scalar>(be: &B, uplo: Uplo, n: usize, m: usize, bad: Option<usize>) {
+    let r = &mut rng((n * 1000 + m) as u64);
+    let what = format!("potrf_panel {} {uplo:?} n = {n}, m = {m}, bad pivot {bad:?}", T::NAME);
+    // Panel entry (i, j) of the lower form: row i < m, column j < n.
+    let defined = |i: usize, j: usize| i >= j;
+    let mut lower = vec![0.0; m * n];
+    for j in 0..n {
+        for i in j..m {
+            lower[i + j * m] = if i == j { m as f64 + 1.0 } else { uniform(r) };
+        }
+    }
+    if let Some(j) = bad {
+        lower[j + j * m] = -1.0;
+    }
+    let (rows, cols) = if uplo == Uplo::Lower { (m, n) } else { (n, m) };
+    let at = |i: usize, j: usize| if uplo == Uplo::Lower { (i, j) } else { (j, i) };
+    let mut a = Host::<T>::new(r, rows, cols, NAN);
+    for j in 0..n {
+        for i in 0..m {
+            let (p, q) = at(i, j);
+            a.set(p, q, if defined(i, j) { lower[i + j * m] } else { NAN });
+        }
+    }
+    let mut placed = a.upload(be);
+    let mut info = be.upload(&[0i32]).unwrap();
+    let offset = 5;
+    ok(&what, || be.potrf_panel(uplo, placed.view_mut(), ViewMut::dense(&mut info, 1, 1)?, offset));
+    let mut status = [0i32];
+    be.download(&info, &mut status).unwrap();
+    let got = placed.written(
+        be,
+        |p, q| {
+            let (i, j) = at(p, q);
+            defined(i, j)
+        },
+        &what,
+    );
+    if let Some(j) = bad {
+        assert_eq!(status[0], (offset + j + 1) as i32, "{what}: info");
+        return;
+    }
+    assert_eq!(status[0], 0, "{what}: info");
+    let l = |i: usize, j: usize| {
+        let (p, q) = at(i, j);
+        got.get(p, q)
+    };
+    let (mut err, mut norm) = (0.0f64, 0.0f64);
+    for j in 0..n {
+        for i in j..m {
+            let llt: f64 = (0..=j).map(|k| l(i, k) * l(j, k)).sum();
+            let x = T::from_f64(lower[i + j * m]).to_f64();
+            err += (x - llt).powi(2);
+            norm += x * x;
+        }
+    }
+    let bound = 10.0 * n as f64 * u::<T>();
+    let e = (err / norm).sqrt();
+    assert!(e <= bound, "{what}: backward error {e:.2e} > {bound:.2e}");
+}
+
+#[test]
+fn potrf_panel_factors_and_solves() {
+    // Widths around the GPU's one-kernel limit of 64, lengths around its
+    // 64-row blocks, and a panel of more blocks than the GPU holds at once.
+    let cases = [
+        (1, 1),
+        (1, 9),
+        (7, 7),
+        (13, 200),
+        (63, 64),
+        (64, 64),
+        (64, 129),
+        (65, 65),
+        (65, 300),
+        (100, 170),
+        (64, 60_000),
+    ];
+    for uplo in UPLOS {
+        for (n, m) in cases {
+            gpumat::with_backend!(dev(), be => {
+                check_potrf_panel::<_, f64>(be, uplo, n, m, None);
+                check_potrf_panel::<_, f32>(be, uplo, n, m, None);
+            });
+        }
+        for (n, m, j) in [(1, 4, 0), (40, 300, 17), (64, 64, 63), (90, 200, 70)] {
+            gpumat::with_backend!(dev(), be => check_potrf_panel::<_, f64>(be, uplo, n, m, Some(j)));
+        }
+    }
+}

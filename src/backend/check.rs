@@ -129,6 +129,25 @@ pub fn potrf<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, info: &ViewMut<'_, B, i
     Ok(())
 }
 
+/// A panel for `potrf_panel`: its diagonal block on top (`Lower`, at least
+/// as many rows as columns) or on the left (`Upper`).
+pub fn potrf_panel<B: Backend, T: Elem>(uplo: Uplo, a: &ViewMut<'_, B, T>, info: &ViewMut<'_, B, i32>) -> Result<()> {
+    let (n, m) = match uplo {
+        Uplo::Lower => (a.cols(), a.rows()),
+        Uplo::Upper => (a.rows(), a.cols()),
+    };
+    if m < n {
+        return Err(Error::dims(
+            "potrf_panel",
+            format!("a {uplo:?} panel must be at least as long as wide, is {}×{}", a.rows(), a.cols()),
+        ));
+    }
+    if (info.rows(), info.cols()) != (1, 1) {
+        return Err(Error::dims("potrf_panel", format!("info must be 1×1, is {}×{}", info.rows(), info.cols())));
+    }
+    Ok(())
+}
+
 /// A vector block of `len` entries used as a diagonal scaling.
 pub fn scaling<B: Backend, T: Elem>(
     op: &'static str,

@@ -27,6 +27,32 @@ pub use view::{Block, BufferMut, View, ViewMut};
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Result, Scalar};
 
+/// [`Backend::potrf_panel`] as `potrf` on the diagonal block, then `trsm`.
+pub(crate) fn potrf_panel_by_blocks<B: Backend, T: Scalar>(
+    be: &B,
+    uplo: Uplo,
+    a: ViewMut<'_, B, T>,
+    mut info: ViewMut<'_, B, i32>,
+    offset: usize,
+) -> Result<()> {
+    check::potrf_panel(uplo, &a, &info)?;
+    let one = T::ONE;
+    match uplo {
+        Uplo::Lower => {
+            let n = a.cols();
+            let (mut l11, l21) = a.split_at_row(n)?;
+            be.potrf(uplo, l11.rb_mut(), info.rb_mut(), offset)?;
+            be.trsm(Side::Right, uplo, Op::Trans, Diag::NonUnit, one, l11.rb(), l21)
+        }
+        Uplo::Upper => {
+            let n = a.rows();
+            let (mut u11, u12) = a.split_at_col(n)?;
+            be.potrf(uplo, u11.rb_mut(), info.rb_mut(), offset)?;
+            be.trsm(Side::Left, uplo, Op::Trans, Diag::NonUnit, one, u11.rb(), u12)
+        }
+    }
+}
+
 /// Whether an operand is used as stored or transposed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -192,6 +218,25 @@ pub trait Backend: Sized + Send + Sync + 'static {
         info: ViewMut<'_, Self, i32>,
         offset: usize,
     ) -> Result<()>;
+
+    /// Cholesky of a panel of the `uplo` triangle: factors the `n × n`
+    /// diagonal block at the top of `a` as [`Backend::potrf`] does and solves
+    /// the rest of the panel with it, `L21 := A21·L11⁻ᵀ` (`Lower`, `a` is
+    /// `m × n`) or `U12 := U11⁻ᵀ·A12` (`Upper`, `a` is `n × m`). A failed
+    /// pivot is reported in `info` as by `potrf`; the panel is then garbage.
+    ///
+    /// One call instead of `potrf` and `trsm`: the GPU factors narrow panels
+    /// with one kernel, off the blocked algorithm's critical path of small
+    /// triangular solves.
+    fn potrf_panel<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Self, T>,
+        info: ViewMut<'_, Self, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        potrf_panel_by_blocks(self, uplo, a, info, offset)
+    }
 
     // Level 1 and 2.
 

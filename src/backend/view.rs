@@ -190,6 +190,15 @@ impl<'a, B: Backend, E: Elem> ViewMut<'a, B, E> {
         Ok((part(top), part(bottom)))
     }
 
+    /// Columns `0..k` and `k..`, both writable: they share no entry.
+    pub fn split_at_col(self, k: usize) -> Result<(Self, Self)> {
+        let b = self.block;
+        let left = b.sub(0, 0, b.rows, k)?;
+        let right = b.sub(0, k, b.rows, b.cols - k)?;
+        let part = |block| ViewMut { buf: self.buf, block, _exclusive: PhantomData };
+        Ok((part(left), part(right)))
+    }
+
     /// The sub-block `rows × cols` at `(i, j)`, writable.
     pub fn sub_mut(self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Self> {
         Ok(ViewMut { block: self.block.sub(i, j, rows, cols)?, ..self })

@@ -274,6 +274,36 @@ impl Cuda {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| Error::Device(format!("launching {name}: {e}")))
     }
 
+    /// `potrf_panel` on a panel `width <= POTRF_LEAF` wide and `len` long:
+    /// the rows below, then the diagonal block, which every block of the
+    /// first launch reads.
+    fn potrf_leaf_panel<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Cuda, T>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+        width: usize,
+        len: usize,
+    ) -> Result<()> {
+        let upper = (uplo == Uplo::Upper) as i32;
+        let name = format!("potrf_panel_{}", T::NAME);
+        let below = len - width;
+        let launch = |blocks: usize, threads: usize, len: usize| {
+            let cfg = LaunchConfig {
+                grid_dim: (blocks as u32, 1, 1),
+                block_dim: (threads as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let args = [ptr_mut(&a), n(a.block().ld), n(width), n(len), Arg::I32(upper), ptr_mut(&info), n(offset)];
+            self.launch("potrf", &name, cfg, &args)
+        };
+        if below > 0 {
+            launch(below.div_ceil(POTRF_LEAF), 2 * POTRF_LEAF, len)?;
+        }
+        launch(1, POTRF_LEAF, width)
+    }
+
     /// An elementwise kernel over a `rows × cols` block.
     fn elementwise(&self, name: &str, rows: usize, cols: usize, args: &[Arg]) -> Result<()> {
         if rows == 0 || cols == 0 {
@@ -631,13 +661,36 @@ impl Backend for Cuda {
         if a.rows() == 0 {
             return Ok(());
         }
-        // Leaves (the blocked algorithm's diagonal blocks) have their own
-        // kernel, with one thread per row.
-        let (name, threads) = if a.rows() <= POTRF_LEAF { ("potrf_leaf", POTRF_LEAF) } else { ("potrf", BLOCK) };
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+        if a.rows() <= POTRF_LEAF {
+            // The blocked algorithm's leaves: a panel with nothing below.
+            let n = a.rows();
+            return self.potrf_leaf_panel(uplo, a, info, offset, n, n);
+        }
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
         let upper = Arg::I32((uplo == Uplo::Upper) as i32);
         let args = [ptr_mut(&a), n(a.block().ld), n(a.rows()), upper, ptr_mut(&info), n(offset)];
-        self.launch("potrf", &format!("{name}_{}", T::NAME), cfg, &args)
+        self.launch("potrf", &format!("potrf_{}", T::NAME), cfg, &args)
+    }
+
+    fn potrf_panel<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Cuda, T>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        check::potrf_panel(uplo, &a, &info)?;
+        let (width, len) = match uplo {
+            Uplo::Lower => (a.cols(), a.rows()),
+            Uplo::Upper => (a.rows(), a.cols()),
+        };
+        if width == 0 {
+            return Ok(());
+        }
+        if width > POTRF_LEAF {
+            return crate::backend::potrf_panel_by_blocks(self, uplo, a, info, offset);
+        }
+        self.potrf_leaf_panel(uplo, a, info, offset, width, len)
     }
 
     fn scale_rows<T: Scalar>(&self, d: View<'_, Cuda, T>, a: ViewMut<'_, Cuda, T>) -> Result<()> {

@@ -6,7 +6,7 @@
 //! the rest of the trailing matrix. The diagonal blocks, whose latency is
 //! the critical path, are factored recursively down to `potrf` leaves.
 
-use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Op, ViewMut};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
 
@@ -20,11 +20,14 @@ pub struct CholeskyParams {
     /// the block size, so that `potrf` only ever sees blocks this small and
     /// the rest of the panel work goes to `trsm` and `syrk` too.
     pub leaf_size: usize,
+    /// Symmetric updates of order above twice this are split into block
+    /// columns of this width: `syrk` on the diagonal tiles, `gemm` below.
+    pub update_tile: usize,
 }
 
 impl Default for CholeskyParams {
     fn default() -> Self {
-        CholeskyParams { block_size: 512, leaf_size: 64 }
+        CholeskyParams { block_size: 512, leaf_size: 64, update_tile: 1024 }
     }
 }
 
@@ -33,15 +36,54 @@ impl CholeskyParams {
     /// diagonal factorizations short on small matrices, large ones make the
     /// trailing updates efficient on large matrices.
     pub fn for_order(n: usize) -> Self {
-        let block_size = if n <= 8192 {
+        // Measured on an H100 (bench/results): 512 is best at n = 4096, 1024
+        // from 8192 up; small orders keep the panel short.
+        let block_size = if n <= 2048 {
             256
-        } else if n <= 16384 {
+        } else if n <= 6144 {
             512
         } else {
             1024
         };
-        CholeskyParams { block_size, leaf_size: 64 }
+        CholeskyParams { block_size, leaf_size: 64, update_tile: 1024 }
     }
+}
+
+/// `C := C − op(X)·op(X)ᵀ` on the `uplo` triangle of `C` (`syrk`). A large
+/// `C` is updated by block columns, `syrk` on each diagonal tile and `gemm`
+/// beside it: `gemm` runs faster than a large `syrk` on GPUs.
+pub(super) fn symmetric_update<B: Backend, T: Scalar>(
+    be: &B,
+    (uplo, op): (Uplo, Op),
+    a: &BufferMut<'_, B, T>,
+    x: Block,
+    c: Block,
+    tile: usize,
+) -> Result<()> {
+    let (n, k) = op.apply(x.rows, x.cols);
+    let tile = tile.max(1);
+    if n <= 2 * tile {
+        return be.syrk(uplo, op, -T::ONE, a.view(x)?, T::ONE, a.view_mut(c)?);
+    }
+    // Rows `i..i + len` of op(X).
+    let rows = |i: usize, len: usize| match op {
+        Op::NoTrans => x.sub(i, 0, len, k),
+        Op::Trans => x.sub(0, i, k, len),
+    };
+    let flip = if op == Op::NoTrans { Op::Trans } else { Op::NoTrans };
+    for j in (0..n).step_by(tile) {
+        let (w, after) = (tile.min(n - j), n - j - tile.min(n - j));
+        let xj = a.view(rows(j, w)?)?;
+        be.syrk(uplo, op, -T::ONE, xj, T::ONE, a.view_mut(c.sub(j, j, w, w)?)?)?;
+        if after > 0 {
+            let xr = a.view(rows(j + w, after)?)?;
+            match uplo {
+                Uplo::Lower => be.gemm(-T::ONE, xr, op, xj, flip, T::ONE, a.view_mut(c.sub(j + w, j, after, w)?)?)?,
+                Uplo::Upper => be.gemm(-T::ONE, xj, op, xr, flip, T::ONE, a.view_mut(c.sub(j, j + w, w, after)?)?)?,
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Blocks of one triangle, addressed as if it were the lower one: for
@@ -51,6 +93,7 @@ impl CholeskyParams {
 struct Triangle {
     uplo: Uplo,
     block: Block,
+    tile: usize,
 }
 
 impl Triangle {
@@ -62,12 +105,19 @@ impl Triangle {
         }
     }
 
-    /// `X := X·L11⁻ᵀ` for the panel `X` below the diagonal block `L11`.
-    fn solve_panel<B: Backend, T: Scalar>(&self, be: &B, a: &BufferMut<'_, B, T>, l11: Block, x: Block) -> Result<()> {
-        let (one, l11, x) = (T::ONE, a.view(l11)?, a.view_mut(x)?);
+    /// Columns of `L` in the block.
+    fn width(&self) -> usize {
         match self.uplo {
-            Uplo::Lower => be.trsm(Side::Right, Uplo::Lower, Op::Trans, Diag::NonUnit, one, l11, x),
-            Uplo::Upper => be.trsm(Side::Left, Uplo::Upper, Op::Trans, Diag::NonUnit, one, l11, x),
+            Uplo::Lower => self.block.cols,
+            Uplo::Upper => self.block.rows,
+        }
+    }
+
+    /// Rows of `L` in the block: more than `width` for a panel.
+    fn len(&self) -> usize {
+        match self.uplo {
+            Uplo::Lower => self.block.rows,
+            Uplo::Upper => self.block.cols,
         }
     }
 
@@ -80,7 +130,7 @@ impl Triangle {
         c: Block,
     ) -> Result<()> {
         let op = if self.uplo == Uplo::Lower { Op::NoTrans } else { Op::Trans };
-        be.syrk(self.uplo, op, -T::ONE, a.view(x)?, T::ONE, a.view_mut(c)?)
+        symmetric_update(be, (self.uplo, op), a, x, c, self.tile)
     }
 
     /// `C := C − X·Yᵀ` for an off-diagonal block `C`.
@@ -105,6 +155,11 @@ impl Triangle {
 /// `L` with `A = L·Lᵀ` (`Lower`) or `U` with `A = Uᵀ·U` (`Upper`). The other
 /// triangle is not touched.
 ///
+/// `block` may also be a panel, `m × n` with `m > n` for `Lower` (`n × m`
+/// for `Upper`): its top `n × n` block is factored and the rest solved with
+/// the factor, `L21 = A21·L11⁻ᵀ`, blocked in the same pass — the first step
+/// of a larger factorization, as RFP storage takes it.
+///
 /// If `A` is not positive definite, `info` (one entry, expected 0) receives
 /// the 1-based column of the first pivot that is not positive (counted from
 /// `offset`); on a GPU that happens on the device, and `info` must be read
@@ -118,67 +173,75 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     offset: usize,
     params: CholeskyParams,
 ) -> Result<()> {
-    let n = block.rows;
+    let tri = Triangle { uplo, block, tile: params.update_tile };
+    let (n, m) = (tri.width(), tri.len());
     let nb = params.block_size.max(1);
     if n <= nb {
-        return factor_diagonal(be, uplo, a, block, info, offset, params);
+        return factor_panel(be, tri, a, 0, n, info, offset, params);
     }
-    let tri = Triangle { uplo, block };
     let side = be.side()?;
     // The side queue starts after what the caller enqueued.
     side.wait_for(be)?;
     for k in (0..n).step_by(nb) {
         let kb = nb.min(n - k);
-        let below = n - k - kb;
-        let a11 = tri.at(k, k, kb, kb)?;
-        factor_diagonal(be, uplo, a, a11, info, offset + k, params)?;
-        if below == 0 {
+        factor_panel(be, tri, a, k, kb, info, offset, params)?;
+        let (k1, left) = (k + kb, n - k - kb);
+        if left == 0 {
             break;
         }
-        let panel = tri.at(k + kb, k, below, kb)?;
-        tri.solve_panel(be, a, a11, panel)?;
-        let next = nb.min(below);
-        let rest = below - next;
-        // The side queue may apply the solved panel to the far trailing
+        let next = nb.min(left);
+        let (k2, rest) = (k1 + next, left - next);
+        // The side queue may apply the factored panel to the far trailing
         // matrix; block column k + 1 must first have the side queue's
         // earlier updates, and gets its last one here (look-ahead).
         side.wait_for(be)?;
         be.wait_for(side)?;
-        let x = tri.at(k + kb, k, next, kb)?;
-        tri.update_diagonal(be, a, x, tri.at(k + kb, k + kb, next, next)?)?;
+        let x = tri.at(k1, k, next, kb)?;
+        tri.update_diagonal(be, a, x, tri.at(k1, k1, next, next)?)?;
+        if m > k2 {
+            tri.update(be, a, tri.at(k2, k, m - k2, kb)?, x, tri.at(k2, k1, m - k2, next)?)?;
+        }
         if rest > 0 {
-            let y = tri.at(k + kb + next, k, rest, kb)?;
-            tri.update(be, a, y, x, tri.at(k + kb + next, k + kb, rest, next)?)?;
-            tri.update_diagonal(side, a, y, tri.at(k + kb + next, k + kb + next, rest, rest)?)?;
+            let y = tri.at(k2, k, rest, kb)?;
+            tri.update_diagonal(side, a, y, tri.at(k2, k2, rest, rest)?)?;
+            if m > n {
+                tri.update(side, a, tri.at(n, k, m - n, kb)?, y, tri.at(n, k2, m - n, rest)?)?;
+            }
         }
     }
     // The caller's next work sees the whole factor.
     be.wait_for(side)
 }
 
-/// Factors a diagonal block on the main queue: blocked, halving the block
-/// size down to `potrf` leaves.
-fn factor_diagonal<B: Backend, T: Scalar>(
+/// Factors block column `k..k + w` of the triangle, from its diagonal to
+/// the last row, on the main queue: recursively, halving the width down to
+/// `potrf_panel` leaves, each half-width step applying the left half to the
+/// right one (left-looking within the panel, so that the updates are tall
+/// products).
+#[allow(clippy::too_many_arguments)]
+fn factor_panel<B: Backend, T: Scalar>(
     be: &B,
-    uplo: Uplo,
+    tri: Triangle,
     a: &BufferMut<'_, B, T>,
-    block: Block,
+    k: usize,
+    w: usize,
     info: &mut ViewMut<'_, B, i32>,
     offset: usize,
     params: CholeskyParams,
 ) -> Result<()> {
-    let n = block.rows;
+    let rows = tri.len() - k;
     let leaf = params.leaf_size.max(1);
-    if n <= leaf {
-        return be.potrf(uplo, a.view_mut(block)?, info.rb_mut(), offset);
+    if w <= leaf {
+        return be.potrf_panel(tri.uplo, a.view_mut(tri.at(k, k, rows, w)?)?, info.rb_mut(), offset + k);
     }
-    let tri = Triangle { uplo, block };
-    let n1 = n.div_ceil(2).div_ceil(leaf) * leaf;
-    let n2 = n - n1;
-    let a11 = tri.at(0, 0, n1, n1)?;
-    factor_diagonal(be, uplo, a, a11, info, offset, params)?;
-    let panel = tri.at(n1, 0, n2, n1)?;
-    tri.solve_panel(be, a, a11, panel)?;
-    tri.update_diagonal(be, a, panel, tri.at(n1, n1, n2, n2)?)?;
-    factor_diagonal(be, uplo, a, tri.at(n1, n1, n2, n2)?, info, offset + n1, params)
+    let w1 = w.div_ceil(2).div_ceil(leaf) * leaf;
+    let w2 = w - w1;
+    factor_panel(be, tri, a, k, w1, info, offset, params)?;
+    let (k2, below) = (k + w1, rows - w1 - w2);
+    let x = tri.at(k2, k, w2, w1)?;
+    tri.update_diagonal(be, a, x, tri.at(k2, k2, w2, w2)?)?;
+    if below > 0 {
+        tri.update(be, a, tri.at(k2 + w2, k, below, w1)?, x, tri.at(k2 + w2, k2, below, w2)?)?;
+    }
+    factor_panel(be, tri, a, k2, w2, info, offset, params)
 }

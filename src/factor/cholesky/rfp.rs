@@ -8,7 +8,7 @@
 //! `T1` holds `L11` in its lower triangle or `L11ᵀ` in its upper one, `T2`
 //! likewise `L22`, and `S` holds `L21` (`n2 × n1`) or `L21ᵀ` (`n1 × n2`).
 
-use super::factor::{CholeskyParams, factor_in_place};
+use super::factor::{CholeskyParams, factor_in_place, symmetric_update};
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
 use crate::layout::{Rfp, TrianglePiece, Uplo};
 use crate::{Result, Scalar};
@@ -35,6 +35,24 @@ fn pieces(rfp: Rfp, base: usize) -> Pieces {
     Pieces { n1: p.n1, n2: p.n2, t1: tri(p.t1), s, t2: tri(p.t2), s_is_l21 }
 }
 
+/// `T1` and `S` as one panel of the blocked factorization, when they are
+/// laid out as one: `S = L21` right below a lower `T1`, or `S = L21ᵀ` right
+/// of an upper one, with the same leading dimension (four of the eight RFP
+/// layouts).
+fn panel(n1: usize, n2: usize, t1: (Block, Uplo), s: Block, s_is_l21: bool) -> Option<Block> {
+    let (t, uplo) = t1;
+    let joined = match (uplo, s_is_l21) {
+        (Uplo::Lower, true) => Block { rows: n1 + n2, ..t },
+        (Uplo::Upper, false) => Block { cols: n1 + n2, ..t },
+        _ => return None,
+    };
+    let tail = match uplo {
+        Uplo::Lower => joined.sub(n1, 0, n2, n1),
+        Uplo::Upper => joined.sub(0, n1, n1, n2),
+    };
+    (n1 > 0 && n2 > 0 && tail.ok() == Some(s)).then_some(joined)
+}
+
 /// `op` applied to a stored triangle gives `L` (`lower`: it holds `L`) or `Lᵀ`.
 fn op_for(stored: Uplo, want_transpose: bool) -> Op {
     if (stored == Uplo::Upper) != want_transpose { Op::Trans } else { Op::NoTrans }
@@ -51,6 +69,14 @@ pub fn factor_rfp_in_place<B: Backend, T: Scalar>(
     params: CholeskyParams,
 ) -> Result<()> {
     let Pieces { n1, n2, t1, s, t2, s_is_l21 } = pieces(rfp, base);
+    if let Some(panel) = panel(n1, n2, t1, s, s_is_l21) {
+        // T1 and S form one block column of L: factor and solve in one
+        // blocked pass, then update and factor T2.
+        factor_in_place(be, t1.1, a, panel, info, 0, params)?;
+        let op = if s_is_l21 { Op::NoTrans } else { Op::Trans };
+        symmetric_update(be, (t2.1, op), a, s, t2.0, params.update_tile)?;
+        return factor_in_place(be, t2.1, a, t2.0, info, n1, params);
+    }
     factor_in_place(be, t1.1, a, t1.0, info, 0, params)?;
     if n1 > 0 && n2 > 0 {
         let one = T::ONE;
@@ -58,12 +84,12 @@ pub fn factor_rfp_in_place<B: Backend, T: Scalar>(
             // L21 = A21·L11⁻ᵀ, then A22 -= L21·L21ᵀ.
             let op = op_for(t1.1, true);
             be.trsm(Side::Right, t1.1, op, Diag::NonUnit, one, a.view(t1.0)?, a.view_mut(s)?)?;
-            be.syrk(t2.1, Op::NoTrans, -one, a.view(s)?, one, a.view_mut(t2.0)?)?;
+            symmetric_update(be, (t2.1, Op::NoTrans), a, s, t2.0, params.update_tile)?;
         } else {
             // L21ᵀ = L11⁻¹·A21ᵀ, then A22 -= (L21ᵀ)ᵀ·L21ᵀ.
             let op = op_for(t1.1, false);
             be.trsm(Side::Left, t1.1, op, Diag::NonUnit, one, a.view(t1.0)?, a.view_mut(s)?)?;
-            be.syrk(t2.1, Op::Trans, -one, a.view(s)?, one, a.view_mut(t2.0)?)?;
+            symmetric_update(be, (t2.1, Op::Trans), a, s, t2.0, params.update_tile)?;
         }
     }
     factor_in_place(be, t2.1, a, t2.0, info, n1, params)
