@@ -7,6 +7,10 @@
 # and results into $OUT, and prints a short summary last.
 #
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
+#
+# run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
+# primitives cholesky; empty for none), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
+# PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,12 +45,13 @@ summary+=("info: $(grep device: "$OUT/info.txt")")
 .gpu/bin/gpumat demo --m 4000 --n 8000 > "$OUT/demo.log" 2>&1
 summary+=("demo (rc $?): $(tail -1 "$OUT/demo.log")")
 for t in .gpu/bin/test-*; do
+    [ -n "${SKIP_TESTS:-}" ] && break
     name=$(basename "$t")
     "$t" --test-threads=1 > "$OUT/$name.log" 2>&1
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
 # The suites that launch kernels, under both tools.
-for suite in primitives cholesky; do
+for suite in ${SANITIZE-primitives cholesky}; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
@@ -59,6 +64,12 @@ if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; th
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"
     done
+fi
+# A timeline of one factorization per bench size, when Nsight Systems is there.
+if [ -n "${PROFILE:-}" ] && command -v nsys > /dev/null; then
+    nsys profile --stats=true --force-overwrite true -o "$OUT/profile" .gpu/bin/gpumat bench --suite "$PROFILE" \
+        --sizes ${PROFILE_SIZES:-4096} --reps 1 --out "$OUT/profile-results" > "$OUT/profile.log" 2>&1
+    summary+=("nsys $PROFILE (rc $?)")
 fi
 for t in .gpu/bin/test-*; do grep -E "FAILED|panicked" "$OUT/$(basename "$t").log" | head -20; done
 printf '%s\n' "${summary[@]}"

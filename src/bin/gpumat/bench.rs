@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
+use crate::bench_cholesky;
 use gpumat::api::device::AnyBackend;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
-use gpumat::factor::cholesky::{self, CholeskyParams};
+use gpumat::backend::{Backend, Norm, Op, View, ViewMut};
 use gpumat::layout::{Rfp, Transr, Uplo};
 use gpumat::{Device, Error, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -23,8 +23,15 @@ const TABLE_HEADER: &str =
 pub enum Suite {
     /// gemm, syrk, RFP pack/unpack, transfers.
     Primitives,
-    /// Cholesky in full and RFP storage against cuSOLVER dpotrf.
+    /// Cholesky in full and RFP storage against cuSOLVER dpotrf: time,
+    /// accuracy and peak memory.
     Cholesky,
+    /// The largest order whose FP64 Cholesky fits on the device, in RFP
+    /// storage against cuSOLVER dpotrf in full storage (`--sizes` unused).
+    Capacity,
+    /// Where a Cholesky's time goes: enqueue against wall time, per-call
+    /// costs of its primitives, one factorization each in a profiler range.
+    Trace,
 }
 
 #[derive(clap::Args)]
@@ -34,10 +41,10 @@ pub struct Args {
     suite: Suite,
     /// Matrix orders to run.
     #[arg(long, value_delimiter = ',', default_values_t = [4096, 8192])]
-    sizes: Vec<usize>,
+    pub(crate) sizes: Vec<usize>,
     /// Timed runs of each routine (the median is reported).
     #[arg(long, default_value_t = 5)]
-    reps: usize,
+    pub(crate) reps: usize,
     /// Folder for the JSON and markdown results.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
@@ -45,7 +52,7 @@ pub struct Args {
 
 /// Median wall time in ms of `reps` runs of each of `ours` and `theirs`,
 /// interleaved, each followed by a synchronization; one warm-up run each.
-fn side_by_side(
+pub(crate) fn side_by_side(
     cuda: &Cuda,
     reps: usize,
     mut ours: impl FnMut() -> Result<()>,
@@ -72,14 +79,20 @@ fn side_by_side(
     Ok((median(a), median(b)))
 }
 
-fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
+pub(crate) fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
     let mut r = StdRng::seed_from_u64(seed);
     let host: Vec<f64> = (0..len).map(|_| r.random_range(-1.0..1.0)).collect();
     cuda.upload(&host)
 }
 
 /// ‖X − Y‖_F / ‖Y‖_F on the device (on the `uplo` triangle only if given).
-fn rel_diff(cuda: &Cuda, n: usize, x: &CudaBuffer<f64>, y: &CudaBuffer<f64>, uplo: Option<Uplo>) -> Result<f64> {
+pub(crate) fn rel_diff(
+    cuda: &Cuda,
+    n: usize,
+    x: &CudaBuffer<f64>,
+    y: &CudaBuffer<f64>,
+    uplo: Option<Uplo>,
+) -> Result<f64> {
     let mut d = cuda.alloc::<f64>(n * n)?;
     cuda.geam(
         1.0,
@@ -138,7 +151,7 @@ fn used_bytes(cuda: &Cuda, baseline_free: usize) -> Result<usize> {
     Ok(baseline_free.saturating_sub(cuda.memory()?.0))
 }
 
-fn record(op: &str, n: usize, ours: f64, theirs: f64, flops: Option<f64>, extra: Value) -> Value {
+pub(crate) fn record(op: &str, n: usize, ours: f64, theirs: f64, flops: Option<f64>, extra: Value) -> Value {
     let mut v = json!({
         "op": op, "n": n, "precision": "f64",
         "gpumat_ms": ours, "vendor_ms": theirs, "ratio": theirs / ours,
@@ -177,7 +190,9 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     };
     let rows = match args.suite {
         Suite::Primitives => primitives(cuda, args)?,
-        Suite::Cholesky => cholesky_suite(cuda, args)?,
+        Suite::Cholesky => bench_cholesky::cholesky(cuda, args)?,
+        Suite::Capacity => bench_cholesky::capacity(cuda)?,
+        Suite::Trace => bench_cholesky::trace(cuda, args)?,
     };
     report(cuda, args, &rows)
 }
@@ -319,106 +334,6 @@ fn primitives(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
     Ok(rows)
 }
 
-/// `A = L·Lᵀ` in full and RFP storage against cuSOLVER `dpotrf`, on one
-/// diagonally dominant SPD matrix per size. Each timed run starts with a
-/// device copy of `A` into the matrix factored in place, for both sides.
-fn cholesky_suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
-    let mut rows = vec![];
-    for &n in &args.sizes {
-        // Entries in [-1, 1), diagonal 2n: strictly diagonally dominant.
-        let mut a = random(cuda, n * n, 5)?;
-        cuda.fill(ViewMut::new(&mut a, Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?, 2.0 * n as f64)?;
-        let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
-        let mut vendor = vendor::DenseCholesky::new(cuda, n)?;
-        let mut info = cuda.upload(&[0i32])?;
-        let params = CholeskyParams::default();
-        let mut full = |params: CholeskyParams| {
-            side_by_side(
-                cuda,
-                args.reps,
-                || {
-                    cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut ours, n, n)?)?;
-                    let buf = BufferMut::new(&mut ours);
-                    let mut status = ViewMut::dense(&mut info, 1, 1)?;
-                    cholesky::factor_in_place(cuda, Uplo::Lower, &buf, Block::dense(n, n), &mut status, 0, params)
-                },
-                || {
-                    cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut theirs, n, n)?)?;
-                    vendor.factor(cuda, &mut theirs)
-                },
-            )
-        };
-        // Other blockings than the default, for tuning: timings only.
-        let mut tuning = vec![];
-        for (nb, leaf) in [(256, 32), (1024, 64), (2048, 128)] {
-            let (t, v) = full(CholeskyParams { block_size: nb, leaf_size: leaf })?;
-            tuning.push(json!({"block_size": nb, "leaf_size": leaf, "gpumat_ms": t, "vendor_ms": v}));
-        }
-        let (t_ours, t_vendor) = full(params)?;
-        // Packed: the same matrix, factored in n(n+1)/2 entries.
-        let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);
-        let (mut arf0, mut arf) = (cuda.alloc::<f64>(rfp.len())?, cuda.alloc::<f64>(rfp.len())?);
-        cuda.full_to_rfp(View::dense(&a, n, n)?, rfp, ViewMut::dense(&mut arf0, rfp.len(), 1)?)?;
-        let (t_rfp, _) = side_by_side(
-            cuda,
-            args.reps,
-            || {
-                cuda.copy(View::dense(&arf0, rfp.len(), 1)?, ViewMut::dense(&mut arf, rfp.len(), 1)?)?;
-                let buf = BufferMut::new(&mut arf);
-                let mut status = ViewMut::dense(&mut info, 1, 1)?;
-                cholesky::factor_rfp_in_place(cuda, rfp, &buf, 0, &mut status, params)
-            },
-            || Ok(()),
-        )?;
-        let mut status = [0i32];
-        cuda.download(&info, &mut status)?;
-        if status[0] != 0 || vendor.info(cuda)? != 0 {
-            return Err(Error::Device(format!(
-                "n = {n}: a factorization failed (gpumat {}, vendor {})",
-                status[0],
-                vendor.info(cuda)?
-            )));
-        }
-        // ‖A − L·Lᵀ‖_F / ‖A‖_F on the lower triangle, for each factor.
-        let error = |l: &CudaBuffer<f64>| -> Result<f64> {
-            let mut llt = cuda.alloc::<f64>(n * n)?;
-            cholesky::reconstruct(cuda, Uplo::Lower, View::dense(l, n, n)?, ViewMut::dense(&mut llt, n, n)?)?;
-            rel_diff(cuda, n, &llt, &a, Some(Uplo::Lower))
-        };
-        let mut unpacked = cuda.alloc::<f64>(n * n)?;
-        cuda.rfp_to_full(View::dense(&arf, rfp.len(), 1)?, rfp, ViewMut::dense(&mut unpacked, n, n)?)?;
-        let nn = n as f64;
-        let flops = nn * nn * nn / 3.0;
-        let (e_ours, e_vendor, e_rfp) = (error(&ours)?, error(&theirs)?, error(&unpacked)?);
-        let full_bytes = 8 * n * n;
-        rows.push(record(
-            "potrf",
-            n,
-            t_ours,
-            t_vendor,
-            Some(flops),
-            json!({
-                "gpumat_backward_error": e_ours, "vendor_backward_error": e_vendor,
-                "gpumat_bytes": full_bytes, "vendor_bytes": full_bytes + vendor.workspace_bytes(),
-                "block_size": params.block_size, "leaf_size": params.leaf_size, "other_blockings": tuning,
-            }),
-        ));
-        rows.push(record(
-            "potrf_rfp",
-            n,
-            t_rfp,
-            t_vendor,
-            Some(flops),
-            json!({
-                "gpumat_backward_error": e_rfp, "vendor_backward_error": e_vendor,
-                "rfp_time_over_full": t_rfp / t_ours,
-                "gpumat_bytes": 8 * rfp.len(), "vendor_bytes": full_bytes + vendor.workspace_bytes(),
-            }),
-        ));
-    }
-    Ok(rows)
-}
-
 /// Prints the table and writes the JSON and markdown files.
 fn report(cuda: &Cuda, args: &Args, rows: &[Value]) -> Result<()> {
     let device = cuda.name();
@@ -439,7 +354,10 @@ fn report(cuda: &Cuda, args: &Args, rows: &[Value]) -> Result<()> {
             "rfp_time_over_full",
             "gpumat_bytes",
             "vendor_bytes",
-            "peak_bytes",
+            "rfp_memory_over_full",
+            "gpumat_n",
+            "vendor_n",
+            "capacity_ratio",
         ]
         .iter()
         .filter_map(|k| r.get(*k).and_then(Value::as_f64).map(|v| format!("{k} {v:.3e}")))

@@ -1,6 +1,7 @@
 //! The `gpumat` command line.
 
 mod bench;
+mod bench_cholesky;
 mod demo;
 mod gemm;
 mod info;
