@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 
 # Test suites that exercise the device; the others are host-only.
 SUITES="api primitives kernels cholesky"
+# Householder QR and least squares (issue 5, part B).
+SUITES="$SUITES qr lstsq"
 
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --bin gpumat
@@ -46,7 +48,7 @@ for t in .gpu/bin/test-*; do
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
 # The suites that launch kernels, under both tools.
-for suite in primitives cholesky; do
+for suite in primitives cholesky qr; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
