@@ -168,3 +168,70 @@ fn non_finite_input_is_refused() {
         other => panic!("expected NonFinite at (4, 2), got {other:?}"),
     }
 }
+
+/// The panel primitive itself: `I − V·T·Vᵀ` equals the product of the
+/// reflectors `Hⱼ = I − τⱼ·vⱼ·vⱼᵀ` formed on the host (to 10·m·k·u), and
+/// its arguments are checked.
+fn householder_panel<T: Scalar>(m: usize, k: usize) {
+    use gpumat::backend::{Backend, Block, BufferMut, ViewMut};
+    let dev = device();
+    let a = random(&mut rng(40 + k as u64), m, k);
+    let a_t: Vec<T> = a.iter().map(|&x| T::from_f64(x)).collect();
+    let (panel, t) = gpumat::with_backend!(dev, be => {
+        let mut buf = be.upload(&a_t).unwrap();
+        let mut tb = be.alloc::<T>(k * k).unwrap();
+        be.householder(ViewMut::dense(&mut buf, m, k).unwrap(), ViewMut::dense(&mut tb, k, k).unwrap()).unwrap();
+        let (mut p, mut t) = (vec![T::ZERO; m * k], vec![T::ZERO; k * k]);
+        be.download(&buf, &mut p).unwrap();
+        be.download(&tb, &mut t).unwrap();
+        // A wide panel, a T of the wrong shape, and T overlapping the panel.
+        let mut wide = be.alloc::<T>(k * (k + 1)).unwrap();
+        let e = be.householder(ViewMut::dense(&mut wide, k, k + 1).unwrap(), ViewMut::dense(&mut tb, k, k).unwrap());
+        assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
+        let e = be.householder(ViewMut::dense(&mut buf, m, k).unwrap(), ViewMut::dense(&mut tb, k - 1, k - 1).unwrap());
+        assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
+        let mut both = be.alloc::<T>(m * k + k * k).unwrap();
+        let whole = BufferMut::<_, T>::new(&mut both);
+        let p_view = whole.view_mut(Block { offset: 0, rows: m, cols: k, ld: m }).unwrap();
+        let t_view = whole.view_mut(Block { offset: m * k - 1, rows: k, cols: k, ld: k }).unwrap();
+        let e = be.householder(p_view, t_view);
+        assert!(matches!(e, Err(Error::InvalidArgument(_))), "{e:?}");
+        (p.into_iter().map(Scalar::to_f64).collect::<Vec<_>>(), t.into_iter().map(Scalar::to_f64).collect::<Vec<_>>())
+    });
+    // V (unit lower trapezoidal) and T (upper triangular, τ on the diagonal).
+    let v = |i: usize, j: usize| match i.cmp(&j) {
+        std::cmp::Ordering::Less => 0.0,
+        std::cmp::Ordering::Equal => 1.0,
+        std::cmp::Ordering::Greater => panel[i + j * m],
+    };
+    assert!((0..k).all(|j| (j + 1..k).all(|i| t[i + j * k] == 0.0)), "T is not upper triangular");
+    // Product of the reflectors, H₀·H₁⋯, applied to I column by column.
+    let mut q: Vec<f64> = (0..m * m).map(|p| f64::from(u8::from(p % m == p / m))).collect();
+    for j in (0..k).rev() {
+        let tau = t[j + j * k];
+        for c in 0..m {
+            let w: f64 = (0..m).map(|i| v(i, j) * q[i + c * m]).sum();
+            (0..m).for_each(|i| q[i + c * m] -= tau * v(i, j) * w);
+        }
+    }
+    // I − V·T·Vᵀ.
+    let vm: Vec<f64> = (0..k).flat_map(|j| (0..m).map(move |i| (i, j))).map(|(i, j)| v(i, j)).collect();
+    let (vt, ..) = naive_matmul(&vm, (m, k), false, &t, (k, k), false);
+    let (vtv, ..) = naive_matmul(&vt, (m, k), false, &vm, (m, k), true);
+    let wy: Vec<f64> = (0..m * m).map(|p| f64::from(u8::from(p % m == p / m)) - vtv[p]).collect();
+    let e = rel_error(&wy, &q);
+    let bound = 10.0 * (m * k) as f64 * u::<T>();
+    assert!(e <= bound, "{} {m}×{k}: ‖(I − VTVᵀ) − H₀⋯H_{{k−1}}‖ = {e:e} > {bound:e}", T::NAME);
+    // R = Qᵀ·A: the panel's upper triangle.
+    let (qta, ..) = naive_matmul(&q, (m, m), true, &a_t.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), (m, k), false);
+    let r: Vec<f64> = (0..m * k).map(|p| if p % m <= p / m { panel[p] } else { 0.0 }).collect();
+    let e = rel_error(&qta, &r);
+    assert!(e <= bound, "{} {m}×{k}: ‖Qᵀ·A − R‖/‖R‖ = {e:e}", T::NAME);
+}
+
+#[test]
+fn householder_panel_matches_its_reflectors() {
+    householder_panel::<f64>(50, 8);
+    householder_panel::<f32>(37, 5);
+    householder_panel::<f64>(9, 9);
+}
