@@ -56,7 +56,7 @@ for suite in primitives cholesky qr; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    for suite in ${BENCH_SUITES:-primitives cholesky}; do
+    for suite in ${BENCH_SUITES:-primitives cholesky qr}; do
         .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"

@@ -25,6 +25,8 @@ pub enum Suite {
     Primitives,
     /// Cholesky in full and RFP storage against cuSOLVER dpotrf.
     Cholesky,
+    /// Householder QR of m × m/8 against cuSOLVER dgeqrf (issue 5, part B).
+    Qr,
 }
 
 #[derive(clap::Args)]
@@ -34,10 +36,10 @@ pub struct Args {
     suite: Suite,
     /// Matrix orders to run.
     #[arg(long, value_delimiter = ',', default_values_t = [4096, 8192])]
-    sizes: Vec<usize>,
+    pub(crate) sizes: Vec<usize>,
     /// Timed runs of each routine (the median is reported).
     #[arg(long, default_value_t = 5)]
-    reps: usize,
+    pub(crate) reps: usize,
     /// Folder for the JSON and markdown results.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
@@ -45,7 +47,7 @@ pub struct Args {
 
 /// Median wall time in ms of `reps` runs of each of `ours` and `theirs`,
 /// interleaved, each followed by a synchronization; one warm-up run each.
-fn side_by_side(
+pub(crate) fn side_by_side(
     cuda: &Cuda,
     reps: usize,
     mut ours: impl FnMut() -> Result<()>,
@@ -72,7 +74,7 @@ fn side_by_side(
     Ok((median(a), median(b)))
 }
 
-fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
+pub(crate) fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
     let mut r = StdRng::seed_from_u64(seed);
     let host: Vec<f64> = (0..len).map(|_| r.random_range(-1.0..1.0)).collect();
     cuda.upload(&host)
@@ -138,7 +140,7 @@ fn used_bytes(cuda: &Cuda, baseline_free: usize) -> Result<usize> {
     Ok(baseline_free.saturating_sub(cuda.memory()?.0))
 }
 
-fn record(op: &str, n: usize, ours: f64, theirs: f64, flops: Option<f64>, extra: Value) -> Value {
+pub(crate) fn record(op: &str, n: usize, ours: f64, theirs: f64, flops: Option<f64>, extra: Value) -> Value {
     let mut v = json!({
         "op": op, "n": n, "precision": "f64",
         "gpumat_ms": ours, "vendor_ms": theirs, "ratio": theirs / ours,
@@ -178,6 +180,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let rows = match args.suite {
         Suite::Primitives => primitives(cuda, args)?,
         Suite::Cholesky => cholesky_suite(cuda, args)?,
+        Suite::Qr => crate::bench_qr::suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }

@@ -7,6 +7,7 @@ mod info;
 mod input;
 mod solve;
 // Least squares and data fitting (issue 5, part B).
+mod bench_qr;
 mod fit;
 mod lstsq;
 mod plot;
