@@ -11,7 +11,12 @@ pub mod factor;
 pub mod io;
 pub mod layout;
 pub mod scalar;
+// Least squares by QR with refinement (issue 5, part B).
+pub mod solve;
 
 pub use api::{Cholesky, Device, Matrix, Sym, Tri};
 pub use error::{Error, Result};
 pub use scalar::{Elem, Scalar};
+
+// Householder QR and least squares (issue 5, part B).
+pub use api::{LstsqSolution, Qr, lstsq, lstsq_with};

@@ -73,6 +73,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("potrf.cu", format!("potrf_{t}"), vec![P, I64, I64, I32, P, I64]);
         // potrf_panel(a, ld, n, m, upper, info, offset)
         add("potrf.cu", format!("potrf_panel_{t}"), vec![P, I64, I64, I64, I32, P, I64]);
+        // householder(a, lda, m, k, t, ldt)
+        add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64]);
     }
     // cast(src, lds, dst, ldd, rows, cols)
     add("elementwise.cu", "cast_f64_f32".into(), vec![P, I64, P, I64, I64, I64]);

@@ -41,3 +41,9 @@ pub use device::Device;
 pub use matrix::Matrix;
 pub use sym::{Sym, SymStorage};
 pub use tri::Tri;
+
+// Householder QR and least squares (issue 5, part B).
+mod lstsq;
+mod qr;
+pub use lstsq::{LstsqSolution, lstsq, lstsq_with};
+pub use qr::Qr;

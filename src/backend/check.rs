@@ -195,3 +195,18 @@ pub fn rfp_to_full<B: Backend, T: Elem>(arf: &View<'_, B, T>, rfp: Rfp, a: &View
     let same = region(arf, Shape::Full).buffer == region_mut(a, Shape::Full).buffer;
     rfp_shapes("rfp_to_full", (a.rows(), a.cols()), rfp, (arf.rows(), arf.cols()), same)
 }
+
+/// A Householder panel (`m × k`, `m ≥ k`) and its `k × k` triangular factor,
+/// both written, so disjoint.
+pub fn householder<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, t: &ViewMut<'_, B, T>) -> Result<()> {
+    if a.rows() < a.cols() {
+        return Err(Error::dims("householder", format!("the panel must not be wide, is {}×{}", a.rows(), a.cols())));
+    }
+    if (t.rows(), t.cols()) != (a.cols(), a.cols()) {
+        return Err(Error::dims(
+            "householder",
+            format!("T must be {0}×{0} for a panel of {0} columns, is {1}×{2}", a.cols(), t.rows(), t.cols()),
+        ));
+    }
+    check_disjoint("householder", region_mut(t, Shape::Full), &[region_mut(a, Shape::Full)])
+}

@@ -16,6 +16,8 @@ use super::{Backend, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, check};
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
+mod qr;
+
 /// Below this many entries an elementwise pass runs on one thread.
 const PARALLEL_MIN: usize = 1 << 16;
 
@@ -576,6 +578,14 @@ impl Backend for Cpu {
     fn find_non_finite<T: Scalar>(&self, a: View<'_, Cpu, T>) -> Result<Option<(usize, usize)>> {
         let a = mat(a);
         Ok((0..a.ncols()).find_map(|j| col(a, j).iter().position(|x| !Scalar::is_finite(*x)).map(|i| (i, j))))
+    }
+
+    // Householder QR (issue 5, part B).
+
+    fn householder<T: Scalar>(&self, a: ViewMut<'_, Cpu, T>, t: ViewMut<'_, Cpu, T>) -> Result<()> {
+        check::householder(&a, &t)?;
+        qr::householder(mat_mut(a), mat_mut(t));
+        Ok(())
     }
 }
 

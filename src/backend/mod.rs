@@ -276,4 +276,18 @@ pub trait Backend: Sized + Send + Sync + 'static {
     fn iamax<T: Scalar>(&self, x: View<'_, Self, T>) -> Result<Option<usize>>;
     /// `(row, col)` of the first non-finite entry in column-major order.
     fn find_non_finite<T: Scalar>(&self, a: View<'_, Self, T>) -> Result<Option<(usize, usize)>>;
+
+    // Householder QR (issue 5, part B).
+
+    /// Unblocked Householder QR of the `m × k` panel `a` (`m ≥ k`) in place,
+    /// as LAPACK's `dgeqr2` followed by `dlarft` (forward, columnwise): `R`
+    /// in the upper triangle, the reflectors' vectors `vⱼ` below the diagonal
+    /// (their unit first entries implicit), and in the `k × k` block `t` the
+    /// upper triangular `T` of the compact WY form
+    /// `Q = H₀·H₁⋯Hₖ₋₁ = I − V·T·Vᵀ`, `Hⱼ = I − τⱼ·vⱼ·vⱼᵀ`, `τⱼ = T(j, j)`
+    /// (the strict lower triangle of `t` is set to zero). Reflectors follow
+    /// `dlarfg`: `R(j, j) = −sign(a(j, j))·‖a(j:m, j)‖`, and `τⱼ = 0`
+    /// (`Hⱼ = I`) when the column is already zero below the diagonal. The
+    /// panel step of blocked QR.
+    fn householder<T: Scalar>(&self, a: ViewMut<'_, Self, T>, t: ViewMut<'_, Self, T>) -> Result<()>;
 }

@@ -3,3 +3,5 @@
 //! `reconstruct.rs` inside, as faer does.
 
 pub mod cholesky;
+// Householder QR (issue 5, part B).
+pub mod qr;

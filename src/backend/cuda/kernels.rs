@@ -36,6 +36,8 @@ pub const SOURCES: &[Source] = &[
     Source { name: "copy.cu", code: include_str!("../../../kernels/copy.cu") },
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
+    // Householder QR (issue 5, part B).
+    Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
 ];
 
 /// The options every kernel is compiled with, besides the architecture.

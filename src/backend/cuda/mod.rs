@@ -8,6 +8,7 @@
 
 pub(crate) mod blas;
 pub mod kernels;
+mod qr;
 mod transfer;
 pub mod vendor;
 
@@ -783,6 +784,12 @@ impl Backend for Cuda {
         self.launch("reduce", &format!("first_non_finite_{}", T::NAME), grid_1d(rows * cols, MAX_BLOCKS), &args)?;
         let k = self.read(&first, 1)?[0];
         Ok((k != u64::MAX).then(|| ((k as usize) % rows, (k as usize) / rows)))
+    }
+
+    // Householder QR (issue 5, part B).
+
+    fn householder<T: Scalar>(&self, a: ViewMut<'_, Cuda, T>, t: ViewMut<'_, Cuda, T>) -> Result<()> {
+        self.householder_panel(a, t)
     }
 }
 

@@ -203,3 +203,113 @@ impl DenseCholesky {
         Ok(host[0])
     }
 }
+
+// Householder QR (issue 5, part B).
+
+/// cuSOLVER's `dgeqrf` through its 64-bit API (`cusolverDnXgeqrf`), with its
+/// workspaces, on the backend's stream: the baseline for gpumat's QR.
+pub struct DenseQr {
+    handle: cudarc::cusolver::DnHandle,
+    params: CusolverParams,
+    work: CudaSlice<u8>,
+    host_work: Vec<u8>,
+    tau: CudaSlice<f64>,
+    info: CudaSlice<i32>,
+    m: usize,
+    n: usize,
+}
+
+impl DenseQr {
+    /// Handle and workspace for `m × n` matrices.
+    pub fn new(cuda: &Cuda, m: usize, n: usize) -> Result<Self> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(fail("not found (libcusolver could not be loaded)"));
+        }
+        let handle =
+            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
+        let mut raw_params = std::ptr::null_mut();
+        // SAFETY: writes a new parameter object.
+        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("params: {s:?}")));
+        }
+        let params = CusolverParams(raw_params);
+        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
+        // SAFETY: a workspace query; A and tau are not read.
+        let s = unsafe {
+            sys::cusolverDnXgeqrf_bufferSize(
+                handle.cu(),
+                params.0,
+                m as i64,
+                n as i64,
+                CUDA_R_64F,
+                std::ptr::null(),
+                m.max(1) as i64,
+                CUDA_R_64F,
+                std::ptr::null(),
+                CUDA_R_64F,
+                &mut device_bytes,
+                &mut host_bytes,
+            )
+        };
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("Xgeqrf_bufferSize: {s:?}")));
+        }
+        let oom = |e| fail(&format!("workspace: {e}"));
+        let work = cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(oom)?;
+        let tau = cuda.stream().alloc_zeros::<f64>(m.min(n).max(1)).map_err(|e| fail(&format!("tau: {e}")))?;
+        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
+        Ok(DenseQr { handle, params, work, host_work: vec![0; host_bytes.max(1)], tau, info, m, n })
+    }
+
+    /// Bytes of device workspace cuSOLVER asked for, with `tau`.
+    pub fn workspace_bytes(&self) -> usize {
+        self.work.len() + 8 * self.tau.len()
+    }
+
+    /// Factors the dense `m × n` buffer `a` in place.
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let (m, n) = (self.m, self.n);
+        let a = ViewMut::dense(a, m, n)?;
+        let s = cuda.stream();
+        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
+        let (work, _) = self.work.device_ptr_mut(s);
+        let (tau, _) = self.tau.device_ptr_mut(s);
+        let (info, _) = self.info.device_ptr_mut(s);
+        // SAFETY: a dense m × n block of a live buffer; workspaces as queried.
+        let status = unsafe {
+            sys::cusolverDnXgeqrf(
+                self.handle.cu(),
+                self.params.0,
+                m as i64,
+                n as i64,
+                CUDA_R_64F,
+                raw_mut(&a) as *mut std::ffi::c_void,
+                m.max(1) as i64,
+                CUDA_R_64F,
+                tau as *mut std::ffi::c_void,
+                CUDA_R_64F,
+                work as *mut std::ffi::c_void,
+                work_bytes,
+                self.host_work.as_mut_ptr().cast(),
+                host_bytes,
+                info as *mut i32,
+            )
+        };
+        if status != CUSOLVER_STATUS_SUCCESS {
+            return Err(Error::Device(format!("cuSOLVER Xgeqrf: {status:?}")));
+        }
+        Ok(())
+    }
+
+    /// cuSOLVER's `devInfo` after the last factorization (waits for it).
+    pub fn info(&self, cuda: &Cuda) -> Result<i32> {
+        let mut host = [0i32];
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
+        Ok(host[0])
+    }
+}

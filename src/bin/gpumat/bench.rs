@@ -32,6 +32,8 @@ pub enum Suite {
     /// Where a Cholesky's time goes: enqueue against wall time, per-call
     /// costs of its primitives, one factorization each in a profiler range.
     Trace,
+    /// Householder QR of m × m/8 against cuSOLVER dgeqrf.
+    Qr,
 }
 
 #[derive(clap::Args)]
@@ -193,6 +195,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::Cholesky => bench_cholesky::cholesky(cuda, args)?,
         Suite::Capacity => bench_cholesky::capacity(cuda)?,
         Suite::Trace => bench_cholesky::trace(cuda, args)?,
+        Suite::Qr => crate::bench_qr::suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }

@@ -7,6 +7,11 @@ mod gemm;
 mod info;
 mod input;
 mod solve;
+// Least squares and data fitting (issue 5, part B).
+mod bench_qr;
+mod fit;
+mod lstsq;
+mod plot;
 
 use std::process::ExitCode;
 
@@ -45,6 +50,14 @@ enum Command {
     /// Time gpumat's GPU primitives side by side with cuBLAS (needs a GPU);
     /// writes JSON and markdown under bench/results/.
     Bench(bench::Args),
+    /// Weighted linear least squares: x minimizing ‖diag(d)·(b − A·x)‖₂,
+    /// rows of A are observations; stable for ill-conditioned designs (QR
+    /// with refinement). x to stdout as Matrix Market without -o.
+    Lstsq(lstsq::Args),
+    /// Fit a linear model (polynomial or Fourier) to CSV data by weighted
+    /// least squares: coefficients, standard errors, residual norm, and
+    /// optionally a plot.
+    Fit(fit::Args),
 }
 
 fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
@@ -61,6 +74,8 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
         Command::Solve(args) => solve::run(&device(&cli.device)?, &args),
         Command::Bench(args) => bench::run(&device(&cli.device)?, &args),
+        Command::Lstsq(args) => lstsq::run(&device(&cli.device)?, &args),
+        Command::Fit(args) => fit::run(&device(&cli.device)?, &args),
     }
 }
 
@@ -68,6 +83,7 @@ fn run(cli: Cli) -> gpumat::Result<()> {
 fn exit_code(e: &Error) -> u8 {
     match e {
         Error::NotPositiveDefinite { .. } | Error::Singular { .. } | Error::NotConverged { .. } => 2,
+        Error::RankDeficient { .. } => 2,
         _ => 1,
     }
 }

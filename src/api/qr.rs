@@ -1,0 +1,145 @@
+//! `Qr<T>`: `A = Q·R` by Householder reflectors, for any `m × n` matrix.
+
+use super::Matrix;
+use crate::backend::{Backend, Block, BufferMut, Op};
+use crate::factor::qr::{self, QrParams};
+use crate::layout::Uplo;
+use crate::{Error, Result, Scalar};
+
+/// The QR factorization of an `m × n` matrix `A`: `Q` orthogonal (`m × m`,
+/// a product of `k = min(m, n)` reflectors, never formed unless asked for)
+/// and `R` upper trapezoidal (`k × n`).
+#[derive(Clone, Debug)]
+pub struct Qr<T: Scalar> {
+    /// `R` and the reflectors, as LAPACK's `dgeqrt` leaves them.
+    data: Matrix<T>,
+    /// The panels' `T` factors, `min(nb, k) × k`.
+    t: Matrix<T>,
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// The QR factorization (blocked Householder). A NaN or infinity in `A`
+    /// is refused before any work.
+    pub fn qr(&self) -> Result<Qr<T>> {
+        self.qr_with(QrParams::default())
+    }
+
+    /// [`qr`](Self::qr) with explicit tuning.
+    pub fn qr_with(&self, params: QrParams) -> Result<Qr<T>> {
+        if let Some((i, j)) = self.find_non_finite()? {
+            let value = self.entry(i, j)?.to_f64();
+            return Err(Error::NonFinite { what: "A".into(), row: i + 1, col: j + 1, value });
+        }
+        let (m, n) = self.shape();
+        let k = m.min(n);
+        let nb = params.block_size.max(1).min(k.max(1));
+        let mut data = self.try_clone()?;
+        let mut t = self.device().zeros::<T>(nb.min(k), k)?;
+        with_backend!(self.device(), be => {
+            let a = BufferMut::new(data.buffer_mut(be)?);
+            qr::factor_in_place(be, &a, Block::dense(m, n), t.view_mut()?, params)
+        })?;
+        Ok(Qr { data, t })
+    }
+}
+
+impl<T: Scalar> Qr<T> {
+    /// Rows of `A`.
+    pub fn m(&self) -> usize {
+        self.data.rows()
+    }
+
+    /// Columns of `A`.
+    pub fn n(&self) -> usize {
+        self.data.cols()
+    }
+
+    /// The factored array (`R` on and above the diagonal, the reflectors
+    /// below) and the `T` factors, as they lie on the device.
+    pub fn stored(&self) -> (&Matrix<T>, &Matrix<T>) {
+        (&self.data, &self.t)
+    }
+
+    /// `R`: the `min(m, n) × n` upper trapezoid.
+    pub fn r(&self) -> Result<Matrix<T>> {
+        let (k, n) = (self.m().min(self.n()), self.n());
+        with_backend!(self.data.device(), be => self.data.new_with(be, k, n, |mut out| {
+            be.copy(self.data.view()?.sub(0, 0, k, n)?, out.rb_mut())?;
+            be.fill_strict_triangle(Uplo::Lower, T::ZERO, out)
+        }))
+    }
+
+    /// The first `min(m, n)` columns of `Q` (`m × min(m, n)`): orthonormal,
+    /// spanning the range of `A` when `A` has full column rank.
+    pub fn q(&self) -> Result<Matrix<T>> {
+        let (m, k) = (self.m(), self.m().min(self.n()));
+        with_backend!(self.data.device(), be => self.data.new_with(be, m, k, |out| {
+            qr::thin_q(be, self.data.view()?, self.t.view()?, out)
+        }))
+    }
+
+    /// `Qᵀ·B` for `B` of `m` rows.
+    pub fn apply_qt(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        self.apply(b, Op::Trans)
+    }
+
+    /// `Q·B` for `B` of `m` rows.
+    pub fn apply_q(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        self.apply(b, Op::NoTrans)
+    }
+
+    fn apply(&self, b: &Matrix<T>, op: Op) -> Result<Matrix<T>> {
+        self.data.check_with(b)?;
+        if b.rows() != self.m() {
+            return Err(Error::dims("Qr::apply", format!("Q is {0}×{0} but B has {1} rows", self.m(), b.rows())));
+        }
+        let mut out = b.try_clone()?;
+        with_backend!(self.data.device(), be => qr::apply_q(be, self.data.view()?, self.t.view()?, op, out.view_mut()?))?;
+        Ok(out)
+    }
+
+    /// `X` (`n × nrhs`) minimizing `‖A·X − B‖_F`, for `A` of full column
+    /// rank with `m ≥ n`. An exactly zero diagonal entry of `R` is
+    /// [`Error::Singular`]; for ill-conditioned problems use
+    /// [`lstsq`](crate::lstsq), which refines the solution and detects rank
+    /// deficiency.
+    pub fn solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        let (m, n) = (self.m(), self.n());
+        self.data.check_with(b)?;
+        if m < n {
+            return Err(Error::dims("Qr::solve", format!("A is {m}×{n}: fewer rows than columns")));
+        }
+        if b.rows() != m {
+            return Err(Error::dims("Qr::solve", format!("A is {m}×{n} but B has {} rows", b.rows())));
+        }
+        if let Some(j) = self.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
+            return Err(Error::Singular { pivot: j + 1 });
+        }
+        let mut qtb = b.try_clone()?;
+        let nrhs = b.cols();
+        with_backend!(self.data.device(), be => {
+            qr::solve_in_place(be, self.data.view()?, self.t.view()?, qtb.view_mut()?)?;
+            qtb.new_with(be, n, nrhs, |x| be.copy(qtb.view()?.sub(0, 0, n, nrhs)?, x))
+        })
+    }
+
+    /// `Q·R`, for checking the factorization.
+    pub fn reconstruct(&self) -> Result<Matrix<T>> {
+        let (m, n) = (self.m(), self.n());
+        with_backend!(self.data.device(), be => self.data.new_with(be, m, n, |out| {
+            qr::reconstruct(be, self.data.view()?, self.t.view()?, out)
+        }))
+    }
+
+    /// The diagonal of `R` (waits for it).
+    pub fn r_diagonal(&self) -> Result<Vec<T>> {
+        with_backend!(self.data.device(), be => qr::r_diagonal(be, self.data.view()?))
+    }
+
+    /// An estimate of the 1-norm condition number of the leading square
+    /// block of `R` (for `m ≥ n`, `κ₁(R)`, which is within a factor `n` of
+    /// `A`'s 2-norm condition number); `∞` if `R` is singular.
+    pub fn condition_estimate(&self) -> Result<f64> {
+        with_backend!(self.data.device(), be => qr::condition_estimate(be, self.data.view()?))
+    }
+}

@@ -1,0 +1,91 @@
+//! `gpumat lstsq A.mtx b.mtx [--weights d.mtx]`: min ‖diag(d)·(b − A·x)‖₂.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use gpumat::io::MatrixMarket;
+use gpumat::{Device, Error, Result, Scalar};
+
+use crate::input::{read_host, write_matrix};
+use crate::solve::Precision;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The design matrix A (Matrix Market): one row per observation, one
+    /// column per unknown.
+    a: PathBuf,
+    /// The observations b (Matrix Market vector, one entry per row of A).
+    b: PathBuf,
+    /// Weights d (Matrix Market vector, ≥ 0): dᵢ multiplies the residual of
+    /// observation i (1/σᵢ for measurement errors σᵢ).
+    #[arg(long, value_name = "D.mtx")]
+    weights: Option<PathBuf>,
+    /// Where to write x (Matrix Market array); stdout when absent.
+    #[arg(short, long, value_name = "X.mtx")]
+    output: Option<PathBuf>,
+    /// Precision of the QR factorization (refinement residuals are always
+    /// in double-double).
+    #[arg(long, value_enum, default_value_t = Precision::F64)]
+    precision: Precision,
+}
+
+/// A Matrix Market vector (one row or one column) of `len` entries.
+pub fn vector(mm: &MatrixMarket, path: &std::path::Path, what: &str, len: usize) -> Result<Vec<f64>> {
+    if mm.rows != 1 && mm.cols != 1 {
+        return Err(Error::dims(
+            "lstsq",
+            format!("{}: {what} must be a vector, is {}×{}", path.display(), mm.rows, mm.cols),
+        ));
+    }
+    if mm.data.len() != len {
+        return Err(Error::dims(
+            "lstsq",
+            format!("{}: A has {len} rows (observations) but {what} has {} entries", path.display(), mm.data.len()),
+        ));
+    }
+    Ok(mm.data.clone())
+}
+
+/// Solves in `T` on `dev`; the solution in `f64`, the condition estimate,
+/// the residual norm and the refinement steps.
+pub fn solve_in<T: Scalar>(
+    dev: &Device,
+    a: &[f64],
+    (m, n): (usize, usize),
+    b: &[f64],
+    w: Option<&[f64]>,
+) -> Result<gpumat::LstsqSolution<T>> {
+    let up = |v: &[f64], r: usize, c: usize| {
+        let data: Vec<T> = v.iter().map(|&x| T::from_f64(x)).collect();
+        dev.from_col_major(r, c, &data)
+    };
+    let w = w.map(|w| up(w, m, 1)).transpose()?;
+    gpumat::lstsq(&up(a, m, n)?, &up(b, m, 1)?, w.as_ref())
+}
+
+pub fn run(dev: &Device, args: &Args) -> Result<()> {
+    let a = read_host(&args.a)?;
+    let (m, n) = (a.rows, a.cols);
+    let b = vector(&read_host(&args.b)?, &args.b, "b", m)?;
+    let w = args.weights.as_ref().map(|p| read_host(p).and_then(|mm| vector(&mm, p, "the weights", m))).transpose()?;
+    let start = Instant::now();
+    let (x, condition, residual, steps) = match args.precision {
+        Precision::F64 => {
+            let s = solve_in::<f64>(dev, &a.data, (m, n), &b, w.as_deref())?;
+            (s.x_host, s.condition, s.residual_norm, s.iterations)
+        }
+        Precision::F32 => {
+            let s = solve_in::<f32>(dev, &a.data, (m, n), &b, w.as_deref())?;
+            (s.x_host, s.condition, s.residual_norm, s.iterations)
+        }
+    };
+    let elapsed = start.elapsed().as_secs_f64() * 1e3;
+    write_matrix(&dev.from_col_major(n, 1, &x)?, args.output.as_ref())?;
+    eprintln!(
+        "lstsq: method QR ({}) with {steps} refinement steps, {m}×{n}{} on {} in {elapsed:.3} ms; condition estimate {condition:.3e}, residual norm {residual:.6e}",
+        format!("{:?}", args.precision).to_lowercase(),
+        if w.is_some() { ", weighted" } else { "" },
+        dev.describe(),
+    );
+    Ok(())
+}

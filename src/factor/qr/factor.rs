@@ -1,0 +1,58 @@
+//! The blocked factorization.
+
+use super::apply::apply_block;
+use crate::backend::{Backend, Block, BufferMut, Op, ViewMut};
+use crate::{Error, Result, Scalar};
+
+/// Tuning of the blocked factorization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QrParams {
+    /// Columns per panel: the panel is factored by `householder`, the rest
+    /// of the matrix is updated with level-3 calls of this inner dimension.
+    pub block_size: usize,
+}
+
+impl Default for QrParams {
+    fn default() -> Self {
+        QrParams { block_size: 32 }
+    }
+}
+
+/// Factors the `m × n` block `block` of `a` in place (`R` and the
+/// reflectors, see the module documentation) and writes the panels' `T`
+/// factors into `t`, which must be `min(nb, k) × k` for `k = min(m, n)`.
+pub fn factor_in_place<B: Backend, T: Scalar>(
+    be: &B,
+    a: &BufferMut<'_, B, T>,
+    block: Block,
+    mut t: ViewMut<'_, B, T>,
+    params: QrParams,
+) -> Result<()> {
+    let (m, n) = (block.rows, block.cols);
+    let k = m.min(n);
+    let nb = params.block_size.max(1).min(k.max(1));
+    if (t.rows(), t.cols()) != (nb.min(k), k) {
+        return Err(Error::dims(
+            "qr",
+            format!(
+                "T must be {}×{k} for a {m}×{n} matrix with blocks of {nb}, is {}×{}",
+                nb.min(k),
+                t.rows(),
+                t.cols()
+            ),
+        ));
+    }
+    let mut work = be.alloc::<T>(nb * n.saturating_sub(nb).max(1))?;
+    for j in (0..k).step_by(nb) {
+        let kb = nb.min(k - j);
+        let panel = block.sub(j, j, m - j, kb)?;
+        be.householder(a.view_mut(panel)?, t.rb_mut().sub_mut(0, j, kb, kb)?)?;
+        let rest = n - j - kb;
+        if rest > 0 {
+            let trailing = block.sub(j, j + kb, m - j, rest)?;
+            let tb = t.rb().sub(0, j, kb, kb)?;
+            apply_block(be, a.view(panel)?, tb, Op::Trans, a.view_mut(trailing)?, &mut work)?;
+        }
+    }
+    Ok(())
+}

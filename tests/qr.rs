@@ -1,0 +1,238 @@
+//! Householder QR on the device under test, against faer's FP64 QR on the
+//! host: for `A` of `m × n`, `‖A − Q·R‖_F/‖A‖_F ≤ 4·m·n·u` with `Q·R` formed
+//! on the host from the downloaded factors, `‖QᵀQ − I‖_F ≤ 4·m·u`, `R`
+//! equal to faer's up to the signs of its rows within `4·m·n·κ₂(A)·u`, and
+//! least-squares solutions within `4·m·n·κ₂(A)²·u` of faer's; awkward shapes
+//! (`m ≫ n`, `n = 1`, `m = n`, wide, several panels with small blocks).
+
+mod common;
+
+use common::*;
+use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore;
+use faer::prelude::SolveLstsq;
+use gpumat::factor::qr::QrParams;
+use gpumat::{Error, Matrix, Scalar};
+
+fn upload<T: Scalar>(data: &[f64], rows: usize, cols: usize) -> Matrix<T> {
+    let v: Vec<T> = data.iter().map(|&x| T::from_f64(x)).collect();
+    device().from_col_major(rows, cols, &v).unwrap()
+}
+
+fn host<T: Scalar>(a: &Matrix<T>) -> Vec<f64> {
+    a.to_host().unwrap().into_iter().map(Scalar::to_f64).collect()
+}
+
+fn faer_of(a: &[f64], m: usize, n: usize) -> Mat<f64> {
+    Mat::from_fn(m, n, |i, j| a[i + j * m])
+}
+
+/// 2-norm condition number from faer's singular values.
+fn kappa(a: &Mat<f64>) -> f64 {
+    let s = a.singular_values().unwrap();
+    s.iter().cloned().fold(0.0, f64::max) / s.iter().cloned().fold(f64::INFINITY, f64::min)
+}
+
+fn check<T: Scalar>(seed: u64, m: usize, n: usize, block_size: usize) {
+    let a = random(&mut rng(seed), m, n);
+    let k = m.min(n);
+    let da = upload::<T>(&a, m, n);
+    let a_t = host(&da);
+    let f = da.qr_with(QrParams { block_size }).unwrap();
+    let (q, r) = (host(&f.q().unwrap()), host(&f.r().unwrap()));
+    let u = u::<T>();
+    let bound = 4.0 * (m * n) as f64 * u;
+    let what = format!("{} {m}×{n} nb={block_size}", T::NAME);
+
+    // Backward error of Q·R on the host, against A as rounded to T.
+    let (qr, ..) = naive_matmul(&q, (m, k), false, &r, (k, n), false);
+    let back = rel_error(&qr, &a_t);
+    assert!(back <= bound, "{what}: ‖A − QR‖/‖A‖ = {back:e} > {bound:e}");
+    // The device's own reconstruction agrees.
+    let rec = host(&f.reconstruct().unwrap());
+    let back2 = rel_error(&rec, &a_t);
+    assert!(back2 <= bound, "{what}: reconstruct: {back2:e} > {bound:e}");
+    // Orthogonality.
+    let (qtq, ..) = naive_matmul(&q, (m, k), true, &q, (m, k), false);
+    let eye: Vec<f64> = (0..k * k).map(|p| f64::from(u8::from(p % k == p / k))).collect();
+    let orth = frobenius(&qtq.iter().zip(&eye).map(|(x, y)| x - y).collect::<Vec<_>>());
+    let obound = 4.0 * m.max(2) as f64 * u;
+    assert!(orth <= obound, "{what}: ‖QᵀQ − I‖ = {orth:e} > {obound:e}");
+    // R is upper trapezoidal.
+    assert!((0..n).all(|j| (j + 1..k).all(|i| r[i + j * k] == 0.0)), "{what}: R not upper trapezoidal");
+
+    // Against faer's FP64 QR: R up to the signs of its rows.
+    let fa = faer_of(&a_t, m, n);
+    let fr = fa.qr().thin_R().to_owned();
+    let kap = if k > 0 { kappa(&fa) } else { 1.0 };
+    let mut diff = 0.0f64;
+    for i in 0..k {
+        let s = if (r[i + i * k] >= 0.0) == (fr[(i, i)] >= 0.0) { 1.0 } else { -1.0 };
+        for j in i..n {
+            diff += (r[i + j * k] - s * fr[(i, j)]).powi(2);
+        }
+    }
+    let rel = diff.sqrt() / frobenius(&a_t).max(f64::MIN_POSITIVE);
+    let rbound = bound * kap;
+    assert!(rel <= rbound, "{what}: R differs from faer's by {rel:e} > {rbound:e} (κ = {kap:.1})");
+
+    // Least squares against faer, and Qᵀ·Q·B = B.
+    if m >= n && n > 0 {
+        let b = random(&mut rng(seed + 1), m, 2);
+        let db = upload::<T>(&b, m, 2);
+        let x = host(&f.solve(&db).unwrap());
+        let fb = faer_of(&host(&db), m, 2);
+        let xr = fa.qr().solve_lstsq(&fb);
+        let xr: Vec<f64> = (0..2).flat_map(|j| (0..n).map(move |i| (i, j))).map(|(i, j)| xr[(i, j)]).collect();
+        let err = rel_error(&x, &xr);
+        let xbound = 4.0 * (m * n) as f64 * kap * kap * u;
+        assert!(err <= xbound, "{what}: least squares differs from faer's by {err:e} > {xbound:e}");
+        let round = host(&f.apply_q(&f.apply_qt(&db).unwrap()).unwrap());
+        let e = rel_error(&round, &host(&db));
+        assert!(e <= bound, "{what}: Q·Qᵀ·B differs from B by {e:e}");
+    }
+}
+
+fn shapes<T: Scalar>() {
+    let cases = [
+        (1, 1, 32),
+        (7, 1, 32),
+        (500, 1, 32),
+        (40, 40, 32),
+        (40, 40, 8),
+        (97, 33, 8),
+        (1000, 12, 32),
+        (300, 70, 16),
+        (64, 64, 64),
+        (20, 45, 8),
+        (3, 5, 2),
+    ];
+    for (s, &(m, n, nb)) in cases.iter().enumerate() {
+        check::<T>(100 + s as u64, m, n, nb);
+    }
+}
+
+#[test]
+fn shapes_f64() {
+    shapes::<f64>();
+}
+
+#[test]
+fn shapes_f32() {
+    shapes::<f32>();
+}
+
+#[test]
+fn zero_columns_give_identity_reflectors() {
+    // A zero column and a column already upper triangular: τ = 0, no NaN.
+    let (m, n) = (6, 3);
+    let mut a = vec![0.0; m * n];
+    a[2 * m] = 3.0;
+    a[1 + 2 * m] = 4.0;
+    let f = upload::<f64>(&a, m, n).qr().unwrap();
+    let r = host(&f.r().unwrap());
+    assert!(r.iter().all(|x| x.is_finite()));
+    assert_eq!(r[0], 0.0);
+    let rec = host(&f.reconstruct().unwrap());
+    assert!(rel_error(&rec, &a) <= 1e-15);
+    assert_eq!(f.condition_estimate().unwrap(), f64::INFINITY);
+    assert!(matches!(f.solve(&upload::<f64>(&[1.0; 6], m, 1)), Err(Error::Singular { pivot: 1 })));
+}
+
+#[test]
+fn condition_estimate_is_close() {
+    // Graded columns: κ(R) = κ(A) spans orders of magnitude.
+    for (seed, (m, n), grade) in [(7, (60, 20), 1e6), (8, (30, 30), 1e2), (9, (200, 5), 1e10_f64)] {
+        let mut a = random(&mut rng(seed), m, n);
+        for j in 0..n {
+            let s = grade.powf(-(j as f64) / (n - 1) as f64);
+            (0..m).for_each(|i| a[i + j * m] *= s);
+        }
+        let f = upload::<f64>(&a, m, n).qr().unwrap();
+        let est = f.condition_estimate().unwrap();
+        // κ₁(R) against faer: ‖R‖₁·‖R⁻¹‖₁ with R⁻¹ from faer's solve.
+        let r = host(&f.r().unwrap());
+        let fr = faer_of(&r, n, n);
+        let rinv = fr.full_piv_lu().inverse();
+        let norm1 = |x: &Mat<f64>| (0..n).map(|j| (0..n).map(|i| x[(i, j)].abs()).sum::<f64>()).fold(0.0, f64::max);
+        let exact = norm1(&fr) * norm1(&rinv);
+        assert!(est <= exact * (1.0 + 1e-8) && est >= exact / 10.0, "estimate {est:e}, exact {exact:e}");
+    }
+}
+
+#[test]
+fn non_finite_input_is_refused() {
+    let mut a = random(&mut rng(3), 5, 2);
+    a[3 + 5] = f64::NAN;
+    match upload::<f64>(&a, 5, 2).qr() {
+        Err(Error::NonFinite { row: 4, col: 2, .. }) => {}
+        other => panic!("expected NonFinite at (4, 2), got {other:?}"),
+    }
+}
+
+/// The panel primitive itself: `I − V·T·Vᵀ` equals the product of the
+/// reflectors `Hⱼ = I − τⱼ·vⱼ·vⱼᵀ` formed on the host (to 10·m·k·u), and
+/// its arguments are checked.
+fn householder_panel<T: Scalar>(m: usize, k: usize) {
+    use gpumat::backend::{Backend, Block, BufferMut, ViewMut};
+    let dev = device();
+    let a = random(&mut rng(40 + k as u64), m, k);
+    let a_t: Vec<T> = a.iter().map(|&x| T::from_f64(x)).collect();
+    let (panel, t) = gpumat::with_backend!(dev, be => {
+        let mut buf = be.upload(&a_t).unwrap();
+        let mut tb = be.alloc::<T>(k * k).unwrap();
+        be.householder(ViewMut::dense(&mut buf, m, k).unwrap(), ViewMut::dense(&mut tb, k, k).unwrap()).unwrap();
+        let (mut p, mut t) = (vec![T::ZERO; m * k], vec![T::ZERO; k * k]);
+        be.download(&buf, &mut p).unwrap();
+        be.download(&tb, &mut t).unwrap();
+        // A wide panel, a T of the wrong shape, and T overlapping the panel.
+        let mut wide = be.alloc::<T>(k * (k + 1)).unwrap();
+        let e = be.householder(ViewMut::dense(&mut wide, k, k + 1).unwrap(), ViewMut::dense(&mut tb, k, k).unwrap());
+        assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
+        let e = be.householder(ViewMut::dense(&mut buf, m, k).unwrap(), ViewMut::dense(&mut tb, k - 1, k - 1).unwrap());
+        assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
+        let mut both = be.alloc::<T>(m * k + k * k).unwrap();
+        let whole = BufferMut::<_, T>::new(&mut both);
+        let p_view = whole.view_mut(Block { offset: 0, rows: m, cols: k, ld: m }).unwrap();
+        let t_view = whole.view_mut(Block { offset: m * k - 1, rows: k, cols: k, ld: k }).unwrap();
+        let e = be.householder(p_view, t_view);
+        assert!(matches!(e, Err(Error::InvalidArgument(_))), "{e:?}");
+        (p.into_iter().map(Scalar::to_f64).collect::<Vec<_>>(), t.into_iter().map(Scalar::to_f64).collect::<Vec<_>>())
+    });
+    // V (unit lower trapezoidal) and T (upper triangular, τ on the diagonal).
+    let v = |i: usize, j: usize| match i.cmp(&j) {
+        std::cmp::Ordering::Less => 0.0,
+        std::cmp::Ordering::Equal => 1.0,
+        std::cmp::Ordering::Greater => panel[i + j * m],
+    };
+    assert!((0..k).all(|j| (j + 1..k).all(|i| t[i + j * k] == 0.0)), "T is not upper triangular");
+    // Product of the reflectors, H₀·H₁⋯, applied to I column by column.
+    let mut q: Vec<f64> = (0..m * m).map(|p| f64::from(u8::from(p % m == p / m))).collect();
+    for j in (0..k).rev() {
+        let tau = t[j + j * k];
+        for c in 0..m {
+            let w: f64 = (0..m).map(|i| v(i, j) * q[i + c * m]).sum();
+            (0..m).for_each(|i| q[i + c * m] -= tau * v(i, j) * w);
+        }
+    }
+    // I − V·T·Vᵀ.
+    let vm: Vec<f64> = (0..k).flat_map(|j| (0..m).map(move |i| (i, j))).map(|(i, j)| v(i, j)).collect();
+    let (vt, ..) = naive_matmul(&vm, (m, k), false, &t, (k, k), false);
+    let (vtv, ..) = naive_matmul(&vt, (m, k), false, &vm, (m, k), true);
+    let wy: Vec<f64> = (0..m * m).map(|p| f64::from(u8::from(p % m == p / m)) - vtv[p]).collect();
+    let e = rel_error(&wy, &q);
+    let bound = 10.0 * (m * k) as f64 * u::<T>();
+    assert!(e <= bound, "{} {m}×{k}: ‖(I − VTVᵀ) − H₀⋯H_{{k−1}}‖ = {e:e} > {bound:e}", T::NAME);
+    // R = Qᵀ·A: the panel's upper triangle.
+    let (qta, ..) = naive_matmul(&q, (m, m), true, &a_t.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), (m, k), false);
+    let r: Vec<f64> = (0..m * k).map(|p| if p % m <= p / m { panel[p] } else { 0.0 }).collect();
+    let e = rel_error(&qta, &r);
+    assert!(e <= bound, "{} {m}×{k}: ‖Qᵀ·A − R‖/‖R‖ = {e:e}", T::NAME);
+}
+
+#[test]
+fn householder_panel_matches_its_reflectors() {
+    householder_panel::<f64>(50, 8);
+    householder_panel::<f32>(37, 5);
+    householder_panel::<f64>(9, 9);
+}
