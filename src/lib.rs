@@ -13,5 +13,6 @@ pub mod layout;
 pub mod scalar;
 
 pub use api::{Cholesky, Device, Matrix, Sym, Tri};
+pub use api::{Lu, Rref};
 pub use error::{Error, Result};
 pub use scalar::{Elem, Scalar};

@@ -3,3 +3,4 @@
 //! `reconstruct.rs` inside, as faer does.
 
 pub mod cholesky;
+pub mod lu;

@@ -8,6 +8,7 @@
 
 pub(crate) mod blas;
 pub mod kernels;
+mod lu;
 mod transfer;
 pub mod vendor;
 
@@ -21,7 +22,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
 };
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, check};
+use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, View, ViewMut, check};
 use crate::layout::rfp::Placement;
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -730,6 +731,29 @@ impl Backend for Cuda {
         self.launch("reduce", &format!("first_non_finite_{}", T::NAME), grid_1d(rows * cols, MAX_BLOCKS), &args)?;
         let k = self.read(&first, 1)?[0];
         Ok((k != u64::MAX).then(|| ((k as usize) % rows, (k as usize) / rows)))
+    }
+
+    // LU factorization (issue 6), in `cuda/lu.rs`.
+
+    fn getrf_panel<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cuda, T>,
+        ipiv: ViewMut<'_, Cuda, i32>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+        pivoting: Pivoting,
+    ) -> Result<()> {
+        self.lu_getrf_panel(a, ipiv, info, offset, pivoting)
+    }
+
+    fn laswp<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cuda, T>,
+        ipiv: View<'_, Cuda, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()> {
+        self.lu_laswp(a, ipiv, shift, reverse)
     }
 }
 

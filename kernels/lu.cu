@@ -1,0 +1,170 @@
+// LU with partial pivoting: the unblocked panel (dgetf2) and row
+// interchanges (dlaswp) on column-major blocks; entry (i, j) of a block at
+// `a` with leading dimension `ld` is a[i + j*ld], the pointer already at the
+// block's (0, 0). Sizes, leading dimensions and strides are `long long`.
+//
+// getrf_panel_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial, tol):
+//   P·A = L·U of the tall m x nb block (m >= nb), in place. Pivot j is stored
+//   1-based in the whole matrix, ipiv[j*incp] = offset + p + 1. partial = 1:
+//   p is the row of largest magnitude in column j at or below the diagonal
+//   (first on ties, a NaN wins); partial = 0: no exchanges, and a pivot of
+//   magnitude <= tol fails. A failing pivot (exactly zero with partial
+//   pivoting) is not divided by; *info, if still 0, becomes offset + j + 1,
+//   and the factorization goes on, as LAPACK's dgetrf.
+//   Launch: one block of GETRF_THREADS threads (a multiple of 32, <= 1024).
+//   The blocked factorization calls it only on narrow leaves of its
+//   recursive panel; everything wider goes through cuBLAS trsm and gemm.
+//
+// laswp_{f32,f64}(a, ld, m, n, ipiv, incp, k, shift, reverse):
+//   for i in 0..k (or k-1 down to 0 if reverse), rows i and
+//   ipiv[i*incp] - 1 - shift of the m x n block are exchanged; a pivot
+//   outside the block is skipped. Launch: 1-D, any grid, blockDim.x =
+//   LASWP_THREADS; thread t of the grid-stride loop owns column t, and the
+//   block stages the pivots through shared memory.
+
+#define GETRF_THREADS 512
+#define LASWP_THREADS 128
+
+struct Candidate {
+    double v;     // |a(i, j)|, or -1 for none
+    long long i;  // row
+};
+
+__device__ __forceinline__ bool is_nan_d(double x) { return x != x; }
+
+// Whether candidate a is a better pivot than b: NaN first, then larger, then
+// the lower row.
+__device__ __forceinline__ bool better(Candidate a, Candidate b) {
+    const bool an = is_nan_d(a.v), bn = is_nan_d(b.v);
+    if (an || bn) return an && (!bn || a.i < b.i);
+    return a.v > b.v || (a.v == b.v && a.i < b.i);
+}
+
+__device__ __forceinline__ Candidate warp_best(Candidate c) {
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+        Candidate o;
+        o.v = __shfl_down_sync(0xffffffffu, c.v, s);
+        o.i = __shfl_down_sync(0xffffffffu, c.i, s);
+        if (better(o, c)) c = o;
+    }
+    return c;
+}
+
+__device__ __forceinline__ double abs_d(float x) { return (double)fabsf(x); }
+__device__ __forceinline__ double abs_d(double x) { return fabs(x); }
+
+template <typename T>
+__device__ void getrf_panel_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp, int* info,
+                                 long long offset, int partial, double tol) {
+    __shared__ Candidate best[32];
+    __shared__ long long pivot;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    int failed = 0;  // uniform
+    for (long long j = 0; j < nb; ++j) {
+        T* cj = a + j * ld;
+        if (partial) {
+            Candidate c = {-1.0, m};
+            for (long long i = j + t; i < m; i += blockDim.x) {
+                const Candidate o = {abs_d(cj[i]), i};
+                if (better(o, c)) c = o;
+            }
+            c = warp_best(c);
+            if (lane == 0) best[warp] = c;
+            __syncthreads();
+            if (warp == 0) {
+                c = lane < warps ? best[lane] : Candidate{-1.0, m};
+                c = warp_best(c);
+                if (lane == 0) pivot = c.i < m ? c.i : j;
+            }
+            __syncthreads();
+        } else if (t == 0) {
+            pivot = j;
+        }
+        if (!partial) __syncthreads();
+        const long long p = pivot;
+        if (t == 0) ipiv[j * incp] = (int)(offset + p + 1);
+        if (p != j) {
+            for (long long k = t; k < nb; k += blockDim.x) {
+                const T x = a[j + k * ld];
+                a[j + k * ld] = a[p + k * ld];
+                a[p + k * ld] = x;
+            }
+        }
+        __syncthreads();
+        const T d = cj[j];
+        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
+        if (bad) {  // uniform: every thread read the same pivot
+            if (t == 0 && !failed) atomicCAS(info, 0, (int)(offset + j + 1));
+            failed = 1;
+            __syncthreads();  // the pivot search of the next column reads `best`
+            continue;
+        }
+        const T r = T(1) / d;
+        const bool by_reciprocal = isfinite(r);
+        // Each thread scales its rows of column j and updates the same rows
+        // of the columns to the right: no barrier between the two.
+        for (long long i = j + 1 + t; i < m; i += blockDim.x) {
+            const T l = by_reciprocal ? cj[i] * r : cj[i] / d;
+            cj[i] = l;
+            for (long long k = j + 1; k < nb; ++k) a[i + k * ld] -= l * a[j + k * ld];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void getrf_panel_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
+                                           long long incp, int* info, long long offset, int partial, double tol) {
+    getrf_panel_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol);
+}
+
+extern "C" __global__ void getrf_panel_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
+                                           long long incp, int* info, long long offset, int partial, double tol) {
+    getrf_panel_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol);
+}
+
+template <typename T>
+__device__ void laswp_impl(T* a, long long ld, long long m, long long n, const int* ipiv, long long incp, long long k,
+                           long long shift, int reverse) {
+    __shared__ long long rows[LASWP_THREADS];
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    // Every thread of the block walks the same columns' rounds, so the
+    // barriers below are reached by all of them.
+    const long long rounds = (n + stride - 1) / stride;
+    for (long long round = 0; round < rounds; ++round) {
+        const long long j = round * stride + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+        T* c = a + (j < n ? j : 0) * ld;
+        for (long long c0 = 0; c0 < k; c0 += blockDim.x) {
+            const long long len = (k - c0 < (long long)blockDim.x) ? k - c0 : (long long)blockDim.x;
+            __syncthreads();
+            if (threadIdx.x < len) {
+                const long long s = c0 + threadIdx.x;
+                const long long i = reverse ? k - 1 - s : s;
+                rows[threadIdx.x] = (long long)ipiv[i * incp] - 1 - shift;
+            }
+            __syncthreads();
+            if (j < n) {
+                for (long long u = 0; u < len; ++u) {
+                    const long long s = c0 + u;
+                    const long long i = reverse ? k - 1 - s : s;
+                    const long long p = rows[u];
+                    if (p != i && p >= 0 && p < m) {
+                        const T x = c[i];
+                        c[i] = c[p];
+                        c[p] = x;
+                    }
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void laswp_f32(float* a, long long ld, long long m, long long n, const int* ipiv, long long incp,
+                                     long long k, long long shift, int reverse) {
+    laswp_impl(a, ld, m, n, ipiv, incp, k, shift, reverse);
+}
+
+extern "C" __global__ void laswp_f64(double* a, long long ld, long long m, long long n, const int* ipiv,
+                                     long long incp, long long k, long long shift, int reverse) {
+    laswp_impl(a, ld, m, n, ipiv, incp, k, shift, reverse);
+}
