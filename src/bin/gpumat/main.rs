@@ -5,6 +5,7 @@ mod demo;
 mod gemm;
 mod info;
 mod input;
+mod lu;
 mod solve;
 
 use std::process::ExitCode;
@@ -38,12 +39,20 @@ enum Command {
     Demo(demo::Args),
     /// Multiply two Matrix Market matrices: C = A·B.
     Gemm(gemm::Args),
-    /// Solve A·X = B for symmetric positive definite A (Cholesky), in full
-    /// or packed storage; X to stdout as Matrix Market without -o.
+    /// Solve A·X = B: Cholesky for symmetric positive definite A (full or
+    /// packed storage), LU with partial pivoting otherwise; X to stdout as
+    /// Matrix Market without -o.
     Solve(solve::Args),
     /// Time gpumat's GPU primitives side by side with cuBLAS (needs a GPU);
     /// writes JSON and markdown under bench/results/.
     Bench(bench::Args),
+    /// Reduced row echelon form by Gauss-Jordan elimination (Matrix Market),
+    /// with the rank and the pivot columns.
+    Rref(lu::RrefArgs),
+    /// The inverse of a square matrix, through LU.
+    Inv(lu::InvArgs),
+    /// The determinant of a square matrix, through LU (0 if singular).
+    Det(lu::DetArgs),
 }
 
 fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
@@ -60,6 +69,9 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
         Command::Solve(args) => solve::run(&device(&cli.device)?, &args),
         Command::Bench(args) => bench::run(&device(&cli.device)?, &args),
+        Command::Rref(args) => lu::rref(&device(&cli.device)?, &args),
+        Command::Inv(args) => lu::inv(&device(&cli.device)?, &args),
+        Command::Det(args) => lu::det(&device(&cli.device)?, &args),
     }
 }
 
