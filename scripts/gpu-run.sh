@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Test suites that exercise the device; the others are host-only.
-SUITES="api primitives kernels cholesky"
+SUITES="api primitives kernels cholesky lu"
 
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --bin gpumat
@@ -46,7 +46,7 @@ for t in .gpu/bin/test-*; do
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
 # The suites that launch kernels, under both tools.
-for suite in primitives cholesky; do
+for suite in primitives cholesky lu; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
@@ -54,7 +54,7 @@ for suite in primitives cholesky; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    for suite in ${BENCH_SUITES:-primitives cholesky}; do
+    for suite in ${BENCH_SUITES:-primitives cholesky lu}; do
         .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"

@@ -14,6 +14,9 @@ use gpumat::{Device, Error, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
+#[path = "bench_lu.rs"]
+mod lu;
+
 const TABLE_HEADER: &str =
     "| op | n | precision | gpumat ms | vendor ms | ratio | gpumat TFLOP/s | vendor TFLOP/s | notes |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -25,6 +28,8 @@ pub enum Suite {
     Primitives,
     /// Cholesky in full and RFP storage against cuSOLVER dpotrf.
     Cholesky,
+    /// LU with partial pivoting against cuSOLVER dgetrf.
+    Lu,
 }
 
 #[derive(clap::Args)]
@@ -178,6 +183,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let rows = match args.suite {
         Suite::Primitives => primitives(cuda, args)?,
         Suite::Cholesky => cholesky_suite(cuda, args)?,
+        Suite::Lu => lu::lu_suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }
