@@ -66,7 +66,8 @@ pub(super) fn getrf_panel<T: Scalar>(
         let d = a[(j, j)];
         let bad = match pivoting {
             Pivoting::Partial => d == T::ZERO,
-            Pivoting::None { tol } => !(d.abs().to_f64() > tol),
+            // A NaN pivot fails too.
+            Pivoting::None { tol } => d.abs().to_f64() <= tol || Scalar::is_nan(d),
         };
         if bad {
             failed.get_or_insert(j);

@@ -40,7 +40,7 @@ pub struct DetArgs {
 /// the file's comment and on stderr.
 pub fn rref(dev: &Device, args: &RrefArgs) -> Result<()> {
     let a = read_matrix(dev, &args.a)?;
-    if let Some(t) = args.tol.filter(|t| !(*t >= 0.0)) {
+    if let Some(t) = args.tol.filter(|t| t.is_nan() || *t < 0.0) {
         return Err(Error::InvalidArgument(format!("--tol must be a non-negative number, is {t}")));
     }
     let r = a.rref(args.tol)?;

@@ -145,6 +145,7 @@ impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
 /// A zero pivot (unpivoted: one of magnitude `≤ tol`) makes `info` (one
 /// entry, expected 0) the 1-based index of the first one; on a GPU that
 /// happens on the device, and `info` must be read before the factor is used.
+#[allow(clippy::too_many_arguments)]
 pub fn factor_in_place<B: Backend, T: Scalar>(
     be: &B,
     a: &BufferMut<'_, B, T>,

@@ -50,7 +50,7 @@ pub fn rref_in_place<B: Backend, T: Scalar>(
         let mut v = [T::ZERO];
         be.download(&one, &mut v)?;
         let v = v[0];
-        if !(v.abs().to_f64() > tol) {
+        if v.abs().to_f64() <= tol || Scalar::is_nan(v) {
             // Numerically zero at and below row r: make it exactly so.
             be.fill(a.view_mut(block.sub(r, c, m - r, 1)?)?, T::ZERO)?;
             continue;
