@@ -15,6 +15,20 @@
 //   The blocked factorization calls it only on narrow leaves of its
 //   recursive panel; everything wider goes through cuBLAS trsm and gemm.
 //
+// getrf_panel_grid_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
+//                            tol, part_v, part_i, bar):
+//   the same factorization for tall panels (nb <= GRID_MAX_NB), spread over
+//   the whole GPU: block b owns rows [b*chunk, (b+1)*chunk) and is the only
+//   one to write them; each column step is a pivot search in every block,
+//   a grid barrier, the pivot chosen by every block from the per-block
+//   candidates (part_v, part_i: gridDim.x entries each), the two exchanged
+//   rows read by every block (through L2: __ldcg, since L1 is not coherent
+//   across SMs), a second barrier, then the exchange by the rows' owners and
+//   the rank-1 update of each block's own rows. bar: two zeroed unsigned
+//   words (arrival count, generation). Launch: blockDim.x = GETRF_THREADS,
+//   gridDim.x at most the number of SMs (all blocks must become resident
+//   together; work of other streams finishes and frees its SMs).
+//
 // laswp_{f32,f64}(a, ld, m, n, ipiv, incp, k, shift, reverse):
 //   for i in 0..k (or k-1 down to 0 if reverse), rows i and
 //   ipiv[i*incp] - 1 - shift of the m x n block are exchanged; a pivot
@@ -24,6 +38,7 @@
 
 #define GETRF_THREADS 512
 #define LASWP_THREADS 128
+#define GRID_MAX_NB 64
 
 struct Candidate {
     double v;     // |a(i, j)|, or -1 for none
@@ -121,6 +136,117 @@ extern "C" __global__ void getrf_panel_f32(float* a, long long ld, long long m, 
 extern "C" __global__ void getrf_panel_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
                                            long long incp, int* info, long long offset, int partial, double tol) {
     getrf_panel_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol);
+}
+
+// A barrier across the whole grid (every block resident): arrive on
+// bar[0]; the last block resets it and bumps the generation bar[1], which
+// the others wait for. The fences make each block's writes before the
+// barrier visible to every block after it.
+__device__ __forceinline__ void grid_barrier(unsigned* bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned* gen = bar + 1;
+        const unsigned g = *gen;
+        __threadfence();
+        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+            atomicExch(bar, 0u);
+            __threadfence();
+            atomicAdd(bar + 1, 1u);
+        } else {
+            while (*gen == g) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+template <typename T>
+__device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
+                                      int* info, long long offset, int partial, double tol, double* part_v,
+                                      long long* part_i, unsigned* bar) {
+    __shared__ Candidate best[32];
+    __shared__ long long pivot;
+    __shared__ T rowj[GRID_MAX_NB], rowp[GRID_MAX_NB];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    const long long chunk = (m + gridDim.x - 1) / gridDim.x;
+    const long long lo = (long long)blockIdx.x * chunk;
+    const long long hi = lo + chunk < m ? lo + chunk : m;
+    for (long long j = 0; j < nb; ++j) {
+        const T* cj = a + j * ld;
+        // This block's candidate: its own rows only, so plain loads are fresh.
+        Candidate c = {-1.0, m};
+        if (partial) {
+            for (long long i = (lo > j ? lo : j) + t; i < hi; i += blockDim.x) {
+                const Candidate o = {abs_d(cj[i]), i};
+                if (better(o, c)) c = o;
+            }
+        }
+        c = warp_best(c);
+        if (lane == 0) best[warp] = c;
+        __syncthreads();
+        if (warp == 0) {
+            c = lane < warps ? best[lane] : Candidate{-1.0, m};
+            c = warp_best(c);
+            if (lane == 0) {
+                part_v[blockIdx.x] = c.v;
+                part_i[blockIdx.x] = c.i;
+            }
+        }
+        grid_barrier(bar);
+        if (warp == 0) {
+            c = Candidate{-1.0, m};
+            for (unsigned b = lane; b < gridDim.x; b += 32) {
+                const Candidate o = {__ldcg(part_v + b), __ldcg(part_i + b)};
+                if (better(o, c)) c = o;
+            }
+            c = warp_best(c);
+            if (lane == 0) pivot = (partial && c.i < m) ? c.i : j;
+        }
+        __syncthreads();
+        const long long p = pivot;
+        for (long long k = t; k < nb; k += blockDim.x) {
+            rowj[k] = __ldcg(a + j + k * ld);
+            rowp[k] = __ldcg(a + p + k * ld);
+        }
+        // No row is overwritten before every block has read both.
+        grid_barrier(bar);
+        if (p != j) {
+            if (lo <= p && p < hi)
+                for (long long k = t; k < nb; k += blockDim.x) a[p + k * ld] = rowj[k];
+            if (lo <= j && j < hi)
+                for (long long k = t; k < nb; k += blockDim.x) a[j + k * ld] = rowp[k];
+        }
+        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
+        __syncthreads();
+        const T d = rowp[j];
+        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
+        if (bad) {  // uniform across the grid: every block read the same pivot
+            if (blockIdx.x == 0 && t == 0) atomicCAS(info, 0, (int)(offset + j + 1));
+            continue;
+        }
+        const T r = T(1) / d;
+        const bool by_reciprocal = isfinite(r);
+        T* cw = a + j * ld;
+        for (long long i = (lo > j + 1 ? lo : j + 1) + t; i < hi; i += blockDim.x) {
+            const T l = by_reciprocal ? cw[i] * r : cw[i] / d;
+            cw[i] = l;
+            for (long long k = j + 1; k < nb; ++k) a[i + k * ld] -= l * rowp[k];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void getrf_panel_grid_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
+                                                long long incp, int* info, long long offset, int partial, double tol,
+                                                double* part_v, long long* part_i, unsigned* bar) {
+    getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, bar);
+}
+
+extern "C" __global__ void getrf_panel_grid_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
+                                                long long incp, int* info, long long offset, int partial, double tol,
+                                                double* part_v, long long* part_i, unsigned* bar) {
+    getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, bar);
 }
 
 template <typename T>

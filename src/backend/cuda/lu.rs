@@ -11,6 +11,13 @@ use crate::{Result, Scalar};
 const GETRF_THREADS: u32 = 512;
 /// Threads per block of `laswp` (`LASWP_THREADS` in `lu.cu`).
 const LASWP_THREADS: usize = 128;
+/// Widest panel of the grid-wide kernel (`GRID_MAX_NB` in `lu.cu`).
+const GRID_MAX_NB: usize = 64;
+/// Panels with at least this many rows use the grid-wide kernel: below it
+/// the barriers cost more than one SM's bandwidth loses.
+const GRID_MIN_ROWS: usize = 2048;
+/// Rows per block the grid-wide kernel aims at.
+const GRID_ROWS_PER_BLOCK: usize = 256;
 
 /// Distance between consecutive entries of a vector block.
 fn stride(b: crate::backend::Block) -> usize {
@@ -18,6 +25,20 @@ fn stride(b: crate::backend::Block) -> usize {
 }
 
 impl Cuda {
+    /// Blocks for the panel kernel: 1 for the one-block kernel, more for the
+    /// grid-wide one on tall panels — at most one per SM, so that all are
+    /// resident together. `GPUMAT_LU_PANEL=block` forces the one-block kernel.
+    fn panel_blocks(&self, rows: usize, cols: usize) -> Result<usize> {
+        if rows < GRID_MIN_ROWS || cols > GRID_MAX_NB || std::env::var("GPUMAT_LU_PANEL").is_ok_and(|v| v == "block") {
+            return Ok(1);
+        }
+        let sms = self
+            .ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(|e| crate::Error::Device(format!("reading the number of SMs: {e}")))?;
+        Ok(rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, sms.max(1) as usize))
+    }
+
     pub(super) fn lu_getrf_panel<T: Scalar>(
         &self,
         a: ViewMut<'_, Cuda, T>,
@@ -35,6 +56,30 @@ impl Cuda {
             Pivoting::None { tol } => (0, tol),
         };
         let b = a.block();
+        let blocks = self.panel_blocks(b.rows, b.cols)?;
+        if blocks > 1 {
+            // Per-block candidates and the barrier's two words, zeroed.
+            let (part_v, part_i, bar) =
+                (self.scratch::<f64>(blocks)?, self.scratch::<i64>(blocks)?, self.scratch::<u32>(2)?);
+            let cfg =
+                LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
+            let args = [
+                ptr_mut(&a),
+                n(b.ld),
+                n(b.rows),
+                n(b.cols),
+                ptr_mut(&ipiv),
+                n(stride(ipiv.block())),
+                ptr_mut(&info),
+                n(offset),
+                Arg::I32(partial),
+                Arg::F64(tol),
+                Arg::Ptr(self.slice_ptr(&part_v)),
+                Arg::Ptr(self.slice_ptr(&part_i)),
+                Arg::Ptr(self.slice_ptr(&bar)),
+            ];
+            return self.launch("lu", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args);
+        }
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
         let args = [
             ptr_mut(&a),
