@@ -16,18 +16,21 @@
 //   recursive panel; everything wider goes through cuBLAS trsm and gemm.
 //
 // getrf_panel_grid_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
-//                            tol, part_v, part_i, bar):
+//                            tol, part_v, part_i, stage, bar):
 //   the same factorization for tall panels (nb <= GRID_MAX_NB), spread over
 //   the whole GPU: block b owns rows [b*chunk, (b+1)*chunk) and is the only
-//   one to write them; each column step is a pivot search in every block,
-//   a grid barrier, the pivot chosen by every block from the per-block
-//   candidates (part_v, part_i: gridDim.x entries each), the two exchanged
-//   rows read by every block (through L2: __ldcg, since L1 is not coherent
-//   across SMs), a second barrier, then the exchange by the rows' owners and
-//   the rank-1 update of each block's own rows. bar: two zeroed unsigned
-//   words (arrival count, generation). Launch: blockDim.x = GETRF_THREADS,
-//   gridDim.x at most the number of SMs (all blocks must become resident
-//   together; work of other streams finishes and frees its SMs).
+//   one to read or write them in the matrix. A column step is one grid
+//   barrier: before it, each block publishes its pivot candidate (part_v,
+//   part_i) and that candidate's row (and row j, by its owner) in `stage`;
+//   after it, every block picks the same pivot from the candidates, reads
+//   the two exchanged rows from `stage` (through L2: __ldcg, L1 is not
+//   coherent across SMs), the rows' owners exchange them, and each block
+//   updates its own rows. Scratch, double-buffered by column parity:
+//   part_v and part_i 2*gridDim.x entries, stage 2*(gridDim.x+1)*GRID_MAX_NB
+//   entries of T; bar: two zeroed unsigned words (arrival count,
+//   generation). Launch: blockDim.x = GETRF_THREADS, gridDim.x at most the
+//   number of SMs (all blocks must be resident together; work of other
+//   streams finishes and frees its SMs).
 //
 // laswp_{f32,f64}(a, ld, m, n, ipiv, incp, k, shift, reverse):
 //   for i in 0..k (or k-1 down to 0 if reverse), rows i and
@@ -164,15 +167,23 @@ __device__ __forceinline__ void grid_barrier(unsigned* bar) {
 template <typename T>
 __device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
                                       int* info, long long offset, int partial, double tol, double* part_v,
-                                      long long* part_i, unsigned* bar) {
+                                      long long* part_i, T* stage, unsigned* bar) {
     __shared__ Candidate best[32];
-    __shared__ long long pivot;
+    __shared__ long long mine, pivot;
     __shared__ T rowj[GRID_MAX_NB], rowp[GRID_MAX_NB];
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
-    const long long chunk = (m + gridDim.x - 1) / gridDim.x;
+    const unsigned G = gridDim.x;
+    const long long chunk = (m + G - 1) / G;
     const long long lo = (long long)blockIdx.x * chunk;
     const long long hi = lo + chunk < m ? lo + chunk : m;
     for (long long j = 0; j < nb; ++j) {
+        // Double-buffered by the parity of j: a block writes buffer j % 2
+        // only after every block has passed the barrier of step j - 1, that
+        // is, has finished reading buffer j % 2 of step j - 2.
+        const int par = (int)(j & 1);
+        T* rows = stage + (long long)par * (G + 1) * GRID_MAX_NB;  // G candidate rows, then row j
+        double* pv = part_v + par * G;
+        long long* pi = part_i + par * G;
         const T* cj = a + j * ld;
         // This block's candidate: its own rows only, so plain loads are fresh.
         Candidate c = {-1.0, m};
@@ -189,15 +200,22 @@ __device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long
             c = lane < warps ? best[lane] : Candidate{-1.0, m};
             c = warp_best(c);
             if (lane == 0) {
-                part_v[blockIdx.x] = c.v;
-                part_i[blockIdx.x] = c.i;
+                pv[blockIdx.x] = c.v;
+                pi[blockIdx.x] = c.i;
+                mine = c.i;
             }
         }
+        __syncthreads();
+        // Publish the candidate row, and row j if it is ours, for the others.
+        if (mine < m)
+            for (long long k = t; k < nb; k += blockDim.x) rows[blockIdx.x * GRID_MAX_NB + k] = a[mine + k * ld];
+        if (lo <= j && j < hi)
+            for (long long k = t; k < nb; k += blockDim.x) rows[G * GRID_MAX_NB + k] = a[j + k * ld];
         grid_barrier(bar);
         if (warp == 0) {
             c = Candidate{-1.0, m};
-            for (unsigned b = lane; b < gridDim.x; b += 32) {
-                const Candidate o = {__ldcg(part_v + b), __ldcg(part_i + b)};
+            for (unsigned b = lane; b < G; b += 32) {
+                const Candidate o = {__ldcg(pv + b), __ldcg(pi + b)};
                 if (better(o, c)) c = o;
             }
             c = warp_best(c);
@@ -205,12 +223,13 @@ __device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long
         }
         __syncthreads();
         const long long p = pivot;
+        const T* from_p = p == j && !partial ? rows + G * GRID_MAX_NB : rows + (p / chunk) * GRID_MAX_NB;
         for (long long k = t; k < nb; k += blockDim.x) {
-            rowj[k] = __ldcg(a + j + k * ld);
-            rowp[k] = __ldcg(a + p + k * ld);
+            rowj[k] = __ldcg(rows + G * GRID_MAX_NB + k);
+            rowp[k] = __ldcg(from_p + k);
         }
-        // No row is overwritten before every block has read both.
-        grid_barrier(bar);
+        __syncthreads();
+        // Only the owners write rows j and p; nobody else reads them.
         if (p != j) {
             if (lo <= p && p < hi)
                 for (long long k = t; k < nb; k += blockDim.x) a[p + k * ld] = rowj[k];
@@ -239,14 +258,14 @@ __device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long
 
 extern "C" __global__ void getrf_panel_grid_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
                                                 long long incp, int* info, long long offset, int partial, double tol,
-                                                double* part_v, long long* part_i, unsigned* bar) {
-    getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, bar);
+                                                double* part_v, long long* part_i, float* stage, unsigned* bar) {
+    getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar);
 }
 
 extern "C" __global__ void getrf_panel_grid_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
                                                 long long incp, int* info, long long offset, int partial, double tol,
-                                                double* part_v, long long* part_i, unsigned* bar) {
-    getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, bar);
+                                                double* part_v, long long* part_i, double* stage, unsigned* bar) {
+    getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar);
 }
 
 template <typename T>

@@ -59,8 +59,10 @@ impl Cuda {
         let blocks = self.panel_blocks(b.rows, b.cols)?;
         if blocks > 1 {
             // Per-block candidates and the barrier's two words, zeroed.
-            let (part_v, part_i, bar) =
-                (self.scratch::<f64>(blocks)?, self.scratch::<i64>(blocks)?, self.scratch::<u32>(2)?);
+            // Double-buffered candidates and rows (f64 holds f32 as well),
+            // and the barrier's two words, zeroed.
+            let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
+            let (stage, bar) = (self.scratch::<f64>(2 * (blocks + 1) * GRID_MAX_NB)?, self.scratch::<u32>(2)?);
             let cfg =
                 LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
             let args = [
@@ -76,6 +78,7 @@ impl Cuda {
                 Arg::F64(tol),
                 Arg::Ptr(self.slice_ptr(&part_v)),
                 Arg::Ptr(self.slice_ptr(&part_i)),
+                Arg::Ptr(self.slice_ptr(&stage)),
                 Arg::Ptr(self.slice_ptr(&bar)),
             ];
             return self.launch("lu", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args);
