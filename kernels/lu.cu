@@ -28,8 +28,8 @@
 //   updates its own rows. Scratch, double-buffered by column parity:
 //   part_v and part_i 2*gridDim.x entries, stage 2*(gridDim.x+1)*GRID_MAX_NB
 //   entries of T; bar: two zeroed unsigned words (arrival count,
-//   generation). Launch: blockDim.x = GETRF_THREADS, gridDim.x at most the
-//   number of SMs (all blocks must be resident together; work of other
+//   generation). Launch: blockDim.x a multiple of 32 up to 1024 (the backend
+//   uses 256, one row per thread), gridDim.x at most the number of SMs (all blocks must be resident together; work of other
 //   streams finishes and frees its SMs).
 //
 // laswp_{f32,f64}(a, ld, m, n, ipiv, incp, k, shift, reverse):

@@ -297,8 +297,10 @@ fn rref_of_rank_deficient_and_rectangular_inputs() {
 /// `getrf_panel` and `laswp` on the device against a host `dgetf2` in f64,
 /// at awkward shapes, on blocks inside a larger buffer.
 fn panel_against_host<B: Backend>(be: &B) {
-    // The tall ones take the GPU's grid-wide panel kernel (≥ 2048 rows).
-    for &(m, nb) in &[(1, 1), (5, 1), (37, 5), (300, 7), (64, 32), (129, 33), (2048, 1), (5000, 32), (40000, 9)] {
+    // The tall ones take the GPU's grid-wide panel kernel (≥ 1024 rows).
+    for &(m, nb) in
+        &[(1, 1), (5, 1), (37, 5), (300, 7), (64, 32), (129, 33), (1024, 16), (2048, 1), (5000, 32), (40000, 9)]
+    {
         let (ld, off) = (m + 3, 2);
         let a = random(&mut rng((m * 100 + nb) as u64), m, nb);
         let mut buf = vec![9.0f64; off + ld * nb];

@@ -15,9 +15,11 @@ const LASWP_THREADS: usize = 128;
 const GRID_MAX_NB: usize = 64;
 /// Panels with at least this many rows use the grid-wide kernel: below it
 /// the barriers cost more than one SM's bandwidth loses.
-const GRID_MIN_ROWS: usize = 2048;
-/// Rows per block the grid-wide kernel aims at.
+const GRID_MIN_ROWS: usize = 1024;
+/// Rows per block the grid-wide kernel aims at, one per thread.
 const GRID_ROWS_PER_BLOCK: usize = 256;
+/// Threads per block of the grid-wide kernel.
+const GRID_THREADS: u32 = 256;
 
 /// Distance between consecutive entries of a vector block.
 fn stride(b: crate::backend::Block) -> usize {
@@ -64,7 +66,7 @@ impl Cuda {
             let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
             let (stage, bar) = (self.scratch::<f64>(2 * (blocks + 1) * GRID_MAX_NB)?, self.scratch::<u32>(2)?);
             let cfg =
-                LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
+                LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (GRID_THREADS, 1, 1), shared_mem_bytes: 0 };
             let args = [
                 ptr_mut(&a),
                 n(b.ld),
