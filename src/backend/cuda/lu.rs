@@ -60,7 +60,6 @@ impl Cuda {
         let b = a.block();
         let blocks = self.panel_blocks(b.rows, b.cols)?;
         if blocks > 1 {
-            // Per-block candidates and the barrier's two words, zeroed.
             // Double-buffered candidates and rows (f64 holds f32 as well),
             // and the barrier's two words, zeroed.
             let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
