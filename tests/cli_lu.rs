@@ -146,3 +146,13 @@ fn rref_prints_the_form_the_rank_and_the_pivots() {
     assert!([r[2], r[5], r[8]].iter().all(|&v| v == 0.0), "zero last row: {r:?}");
     assert_one_line_error(&gpumat(&["rref", &a, "--tol=-1"]), 1, "--tol");
 }
+
+#[test]
+fn the_new_commands_have_help() {
+    for cmd in ["rref", "inv", "det"] {
+        let o = gpumat(&[cmd, "--help"]);
+        assert!(o.status.success(), "{cmd}");
+        assert!(stdout(&o).contains("Usage: gpumat"), "{cmd}: {}", stdout(&o));
+    }
+    assert!(stdout(&gpumat(&["solve", "--help"])).contains("lu"), "solve --help names the LU method");
+}
