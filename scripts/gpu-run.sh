@@ -9,13 +9,13 @@
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
 #
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
-# primitives cholesky qr; empty for none), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
+# primitives cholesky lu qr; empty for none), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
 # PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Test suites that exercise the device; the others are host-only.
-SUITES="api primitives kernels cholesky"
+SUITES="api primitives kernels cholesky lu"
 # Householder QR and least squares (issue 5, part B).
 SUITES="$SUITES qr lstsq"
 
@@ -53,7 +53,7 @@ for t in .gpu/bin/test-*; do
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
 # The suites that launch kernels, under both tools.
-for suite in ${SANITIZE-primitives cholesky qr}; do
+for suite in ${SANITIZE-primitives cholesky lu qr}; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
@@ -61,7 +61,7 @@ for suite in ${SANITIZE-primitives cholesky qr}; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    for suite in ${BENCH_SUITES:-primitives cholesky qr}; do
+    for suite in ${BENCH_SUITES:-primitives cholesky lu qr}; do
         .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"

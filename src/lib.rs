@@ -15,6 +15,7 @@ pub mod scalar;
 pub mod solve;
 
 pub use api::{Cholesky, Device, Matrix, Sym, Tri};
+pub use api::{Lu, Rref};
 pub use error::{Error, Result};
 pub use scalar::{Elem, Scalar};
 

@@ -29,6 +29,7 @@ macro_rules! with_backend {
 
 mod cholesky;
 pub mod device;
+mod lu;
 pub mod matrix;
 mod ops;
 pub mod sym;
@@ -38,6 +39,7 @@ pub use crate::backend::{Diag, Norm};
 pub use crate::layout::Uplo;
 pub use cholesky::Cholesky;
 pub use device::Device;
+pub use lu::{Lu, Rref};
 pub use matrix::Matrix;
 pub use sym::{Sym, SymStorage};
 pub use tri::Tri;

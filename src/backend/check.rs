@@ -210,3 +210,34 @@ pub fn householder<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, t: &ViewMut<'_, B
     }
     check_disjoint("householder", region_mut(t, Shape::Full), &[region_mut(a, Shape::Full)])
 }
+
+/// `getrf_panel`: a block with at least as many rows as columns, a vector of
+/// one pivot per column and a one-entry status word.
+pub fn getrf_panel<B: Backend, T: Elem>(
+    a: &ViewMut<'_, B, T>,
+    ipiv: &ViewMut<'_, B, i32>,
+    info: &ViewMut<'_, B, i32>,
+) -> Result<()> {
+    if a.rows() < a.cols() {
+        return Err(Error::dims("getrf_panel", format!("the panel must be tall, is {}×{}", a.rows(), a.cols())));
+    }
+    if ipiv.rb().block().vector_len() != Some(a.cols()) {
+        return Err(Error::dims(
+            "getrf_panel",
+            format!("ipiv must be a vector of {} entries, is {}×{}", a.cols(), ipiv.rows(), ipiv.cols()),
+        ));
+    }
+    if (info.rows(), info.cols()) != (1, 1) {
+        return Err(Error::dims("getrf_panel", format!("info must be 1×1, is {}×{}", info.rows(), info.cols())));
+    }
+    Ok(())
+}
+
+/// `laswp`: the pivots are a vector of at most `a.rows` entries.
+pub fn laswp<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, ipiv: &View<'_, B, i32>) -> Result<usize> {
+    let k = vector("laswp", ipiv)?;
+    if k > a.rows() {
+        return Err(Error::dims("laswp", format!("{k} pivots for a block of {} rows", a.rows())));
+    }
+    Ok(k)
+}

@@ -1,6 +1,8 @@
 //! The CPU backend: faer for level 3, plain loops for the rest, rayon for
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
+mod lu;
+
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
@@ -12,7 +14,7 @@ use faer::linalg::{matmul::matmul, triangular_solve as tri};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, check};
+use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, View, ViewMut, check};
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
@@ -586,6 +588,29 @@ impl Backend for Cpu {
         check::householder(&a, &t)?;
         qr::householder(mat_mut(a), mat_mut(t));
         Ok(())
+    }
+
+    // LU factorization (issue 6), in `cpu/lu.rs`.
+
+    fn getrf_panel<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cpu, T>,
+        ipiv: ViewMut<'_, Cpu, i32>,
+        info: ViewMut<'_, Cpu, i32>,
+        offset: usize,
+        pivoting: Pivoting,
+    ) -> Result<()> {
+        lu::getrf_panel(a, ipiv, info, offset, pivoting)
+    }
+
+    fn laswp<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cpu, T>,
+        ipiv: View<'_, Cpu, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()> {
+        lu::laswp(a, ipiv, shift, reverse)
     }
 }
 

@@ -290,4 +290,52 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// (`Hⱼ = I`) when the column is already zero below the diagonal. The
     /// panel step of blocked QR.
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Self, T>, t: ViewMut<'_, Self, T>) -> Result<()>;
+
+    // LU factorization (issue 6): the panel and the row interchanges.
+
+    /// Unblocked LU of the tall `m × nb` block `a` (`m ≥ nb`) in place:
+    /// `P·A = L·U` with `L` unit lower (`m × nb`) below the diagonal and `U`
+    /// on and above it, as LAPACK's `dgetf2`. Pivot `j` goes to entry `j` of
+    /// the vector `ipiv` (`nb` entries) as `offset + p + 1`: the 1-based row
+    /// of the whole matrix, whose row `offset` is the panel's top row. With
+    /// [`Pivoting::Partial`] the pivot is the entry of largest magnitude in
+    /// its column (the first one on ties, a NaN winning); with
+    /// [`Pivoting::None`] rows are not exchanged (`ipiv[j] = offset + j + 1`).
+    ///
+    /// A zero pivot (or, unpivoted, one of magnitude `≤ tol`) is not divided
+    /// by; then, if `info` (one entry) still holds 0, it becomes
+    /// `offset + j + 1` and the factorization goes on, as `dgetrf` does. The
+    /// failure stays on the device until `info` is read.
+    fn getrf_panel<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Self, T>,
+        ipiv: ViewMut<'_, Self, i32>,
+        info: ViewMut<'_, Self, i32>,
+        offset: usize,
+        pivoting: Pivoting,
+    ) -> Result<()>;
+
+    /// Row interchanges (`dlaswp`) on every column of `a`: for `i` in
+    /// `0..len(ipiv)` (or in reverse order when `reverse`), rows `i` and
+    /// `ipiv[i] − 1 − shift` of `a` are exchanged; `shift` is the row of the
+    /// whole matrix that `a`'s top row is, so that `ipiv` holds 1-based rows
+    /// of the whole matrix as [`Backend::getrf_panel`] writes them. A pivot
+    /// outside `a` is skipped (it cannot come from `getrf_panel`).
+    fn laswp<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Self, T>,
+        ipiv: View<'_, Self, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()>;
+}
+
+/// How [`Backend::getrf_panel`] chooses its pivots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pivoting {
+    /// Partial pivoting: the largest entry of the column.
+    Partial,
+    /// No row exchanges: for matrices known to be safe (diagonally dominant,
+    /// symmetric positive definite). A pivot of magnitude `≤ tol` fails.
+    None { tol: f64 },
 }

@@ -3,5 +3,6 @@
 //! `reconstruct.rs` inside, as faer does.
 
 pub mod cholesky;
+pub mod lu;
 // Householder QR (issue 5, part B).
 pub mod qr;

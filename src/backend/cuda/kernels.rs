@@ -36,6 +36,7 @@ pub const SOURCES: &[Source] = &[
     Source { name: "copy.cu", code: include_str!("../../../kernels/copy.cu") },
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
+    Source { name: "lu.cu", code: include_str!("../../../kernels/lu.cu") },
     // Householder QR (issue 5, part B).
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
 ];

@@ -8,6 +8,7 @@
 
 pub(crate) mod blas;
 pub mod kernels;
+mod lu;
 mod qr;
 mod transfer;
 pub mod vendor;
@@ -22,7 +23,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
 };
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, check};
+use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, View, ViewMut, check};
 use crate::layout::rfp::Placement;
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -790,6 +791,29 @@ impl Backend for Cuda {
 
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Cuda, T>, t: ViewMut<'_, Cuda, T>) -> Result<()> {
         self.householder_panel(a, t)
+    }
+
+    // LU factorization (issue 6), in `cuda/lu.rs`.
+
+    fn getrf_panel<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cuda, T>,
+        ipiv: ViewMut<'_, Cuda, i32>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+        pivoting: Pivoting,
+    ) -> Result<()> {
+        self.lu_getrf_panel(a, ipiv, info, offset, pivoting)
+    }
+
+    fn laswp<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cuda, T>,
+        ipiv: View<'_, Cuda, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()> {
+        self.lu_laswp(a, ipiv, shift, reverse)
     }
 }
 

@@ -204,7 +204,7 @@ impl DenseCholesky {
     }
 }
 
-// Householder QR (issue 5, part B).
+// Householder QR.
 
 /// cuSOLVER's `dgeqrf` through its 64-bit API (`cusolverDnXgeqrf`), with its
 /// workspaces, on the backend's stream: the baseline for gpumat's QR.
@@ -310,6 +310,122 @@ impl DenseQr {
     pub fn info(&self, cuda: &Cuda) -> Result<i32> {
         let mut host = [0i32];
         cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
+        Ok(host[0])
+    }
+}
+
+/// cuSOLVER's `dgetrf` (partial pivoting), through its 64-bit API
+/// (`cusolverDnXgetrf`), with its workspaces, on the backend's stream: the
+/// baseline for gpumat's LU.
+pub struct DenseLu {
+    handle: cudarc::cusolver::DnHandle,
+    params: CusolverParams,
+    work: CudaSlice<u8>,
+    host_work: Vec<u8>,
+    ipiv: CudaSlice<i64>,
+    info: CudaSlice<i32>,
+    n: usize,
+}
+
+impl DenseLu {
+    /// Handle, pivots and workspace for order `n`.
+    pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(fail("not found (libcusolver could not be loaded)"));
+        }
+        let handle =
+            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
+        let mut raw_params = std::ptr::null_mut();
+        // SAFETY: writes a new parameter object.
+        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("params: {s:?}")));
+        }
+        let params = CusolverParams(raw_params);
+        let (d, ld) = (n as i64, n.max(1) as i64);
+        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
+        // SAFETY: a workspace query; A is not read.
+        let s = unsafe {
+            sys::cusolverDnXgetrf_bufferSize(
+                handle.cu(),
+                params.0,
+                d,
+                d,
+                CUDA_R_64F,
+                std::ptr::null(),
+                ld,
+                CUDA_R_64F,
+                &mut device_bytes,
+                &mut host_bytes,
+            )
+        };
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("Xgetrf_bufferSize: {s:?}")));
+        }
+        let oom = |e| fail(&format!("workspace: {e}"));
+        let work = cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(oom)?;
+        let ipiv = cuda.stream().alloc_zeros::<i64>(n.max(1)).map_err(|e| fail(&format!("ipiv: {e}")))?;
+        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
+        Ok(DenseLu { handle, params, work, host_work: vec![0; host_bytes.max(1)], ipiv, info, n })
+    }
+
+    /// Bytes of device workspace cuSOLVER asked for.
+    pub fn workspace_bytes(&self) -> usize {
+        self.work.len()
+    }
+
+    /// Factors the dense `n × n` buffer `a` in place: `P·A = L·U`.
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let n = self.n;
+        let a = ViewMut::dense(a, n, n)?;
+        let s = cuda.stream();
+        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
+        let (work, _) = self.work.device_ptr_mut(s);
+        let (ipiv, _) = self.ipiv.device_ptr_mut(s);
+        let (info, _) = self.info.device_ptr_mut(s);
+        // SAFETY: a dense n × n block of a live buffer; n pivots; workspaces as queried.
+        let status = unsafe {
+            sys::cusolverDnXgetrf(
+                self.handle.cu(),
+                self.params.0,
+                n as i64,
+                n as i64,
+                CUDA_R_64F,
+                raw_mut(&a) as *mut std::ffi::c_void,
+                n.max(1) as i64,
+                ipiv as *mut i64,
+                CUDA_R_64F,
+                work as *mut std::ffi::c_void,
+                work_bytes,
+                self.host_work.as_mut_ptr().cast(),
+                host_bytes,
+                info as *mut i32,
+            )
+        };
+        if status != CUSOLVER_STATUS_SUCCESS {
+            return Err(Error::Device(format!("cuSOLVER Xgetrf: {status:?}")));
+        }
+        Ok(())
+    }
+
+    /// The pivots of the last factorization, 1-based (waits for it).
+    pub fn pivots(&self, cuda: &Cuda) -> Result<Vec<i64>> {
+        let mut host = vec![0i64; self.n.max(1)];
+        cuda.stream().memcpy_dtoh(&self.ipiv, &mut host).map_err(|e| Error::Device(format!("ipiv: {e}")))?;
+        cuda.stream().synchronize().map_err(|e| Error::Device(format!("ipiv: {e}")))?;
+        host.truncate(self.n);
+        Ok(host)
+    }
+
+    /// cuSOLVER's `devInfo` after the last factorization (waits for it).
+    pub fn info(&self, cuda: &Cuda) -> Result<i32> {
+        let mut host = [0i32];
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
+        cuda.stream().synchronize().map_err(|e| Error::Device(format!("devInfo: {e}")))?;
         Ok(host[0])
     }
 }

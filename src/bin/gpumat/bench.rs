@@ -14,6 +14,9 @@ use gpumat::{Device, Error, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
+#[path = "bench_lu.rs"]
+mod lu;
+
 const TABLE_HEADER: &str =
     "| op | n | precision | gpumat ms | vendor ms | ratio | gpumat TFLOP/s | vendor TFLOP/s | notes |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -34,6 +37,8 @@ pub enum Suite {
     Trace,
     /// Householder QR of m × m/8 against cuSOLVER dgeqrf.
     Qr,
+    /// LU with partial pivoting against cuSOLVER dgetrf.
+    Lu,
 }
 
 #[derive(clap::Args)]
@@ -196,6 +201,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::Capacity => bench_cholesky::capacity(cuda)?,
         Suite::Trace => bench_cholesky::trace(cuda, args)?,
         Suite::Qr => crate::bench_qr::suite(cuda, args)?,
+        Suite::Lu => lu::lu_suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }

@@ -6,6 +6,7 @@ mod demo;
 mod gemm;
 mod info;
 mod input;
+mod lu;
 mod solve;
 // Least squares and data fitting (issue 5, part B).
 mod bench_qr;
@@ -44,8 +45,9 @@ enum Command {
     Demo(demo::Args),
     /// Multiply two Matrix Market matrices: C = A·B.
     Gemm(gemm::Args),
-    /// Solve A·X = B for symmetric positive definite A (Cholesky), in full
-    /// or packed storage; X to stdout as Matrix Market without -o.
+    /// Solve A·X = B: Cholesky for symmetric positive definite A (full or
+    /// packed storage), LU with partial pivoting otherwise; X to stdout as
+    /// Matrix Market without -o.
     Solve(solve::Args),
     /// Time gpumat's GPU primitives side by side with cuBLAS (needs a GPU);
     /// writes JSON and markdown under bench/results/.
@@ -58,6 +60,13 @@ enum Command {
     /// least squares: coefficients, standard errors, residual norm, and
     /// optionally a plot.
     Fit(fit::Args),
+    /// Reduced row echelon form by Gauss-Jordan elimination (Matrix Market),
+    /// with the rank and the pivot columns.
+    Rref(lu::RrefArgs),
+    /// The inverse of a square matrix, through LU.
+    Inv(lu::InvArgs),
+    /// The determinant of a square matrix, through LU (0 if singular).
+    Det(lu::DetArgs),
 }
 
 fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
@@ -76,6 +85,9 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Bench(args) => bench::run(&device(&cli.device)?, &args),
         Command::Lstsq(args) => lstsq::run(&device(&cli.device)?, &args),
         Command::Fit(args) => fit::run(&device(&cli.device)?, &args),
+        Command::Rref(args) => lu::rref(&device(&cli.device)?, &args),
+        Command::Inv(args) => lu::inv(&device(&cli.device)?, &args),
+        Command::Det(args) => lu::det(&device(&cli.device)?, &args),
     }
 }
 

@@ -1,0 +1,269 @@
+//! `Lu<T>`: `P·A = L·U` for a square `A`, with solves, the determinant and
+//! a condition estimate; the inverse; and Gauss-Jordan elimination (the
+//! reduced row echelon form, and solves through `[A | B] → [I | X]`).
+
+use super::Matrix;
+use super::device::{Resident, Storage};
+use crate::backend::{Backend, Block, BufferMut, Norm, Op, Pivoting, View, ViewMut};
+use crate::factor::lu::{self, LuParams};
+use crate::{Error, Result, Scalar};
+
+/// The LU factorization with partial pivoting of an `n × n` matrix.
+pub struct Lu<T: Scalar> {
+    n: usize,
+    /// `L` (unit, strictly below the diagonal) and `U` in one `n × n` array.
+    data: Matrix<T>,
+    /// The `n` pivots, 1-based as LAPACK's `ipiv`, on the device.
+    ipiv: Storage<i32>,
+    /// `‖A‖₁`, for the condition estimate.
+    a_norm: f64,
+}
+
+/// The reduced row echelon form of a matrix.
+#[derive(Debug)]
+pub struct Rref<T: Scalar> {
+    /// `R`, the same shape as `A`; its last `rows − rank` rows are zero.
+    pub matrix: Matrix<T>,
+    /// The numerical rank at the tolerance used.
+    pub rank: usize,
+    /// The pivot columns, 0-based.
+    pub pivots: Vec<usize>,
+}
+
+impl<T: Scalar> Matrix<T> {
+    fn square(&self, op: &'static str) -> Result<usize> {
+        self.storage()?;
+        if self.rows() != self.cols() {
+            return Err(Error::dims(op, format!("A must be square, is {}×{}", self.rows(), self.cols())));
+        }
+        Ok(self.rows())
+    }
+
+    fn refuse_non_finite(&self, what: &str) -> Result<()> {
+        if let Some((i, j)) = self.find_non_finite()? {
+            let value = self.entry(i, j)?.to_f64();
+            return Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value });
+        }
+        Ok(())
+    }
+
+    /// The LU factorization with partial pivoting, `P·A = L·U`; or
+    /// `Singular` naming the first zero pivot (1-based). A NaN or infinity
+    /// in `A` is refused before any work. Waits for the result.
+    pub fn lu(&self) -> Result<Lu<T>> {
+        self.lu_with(Pivoting::Partial, LuParams::for_order(self.rows()))
+    }
+
+    /// LU without row exchanges, `A = L·U`, for matrices known to need none
+    /// (diagonally dominant, symmetric positive definite): a pivot of
+    /// magnitude `≤ n·ε·max|aᵢⱼ|` is refused as `Singular` rather than
+    /// divided by.
+    pub fn lu_unpivoted(&self) -> Result<Lu<T>> {
+        let n = self.square("lu")?;
+        let tol = n as f64 * T::EPSILON.to_f64() * self.norm(Norm::Max)?.to_f64();
+        self.lu_with(Pivoting::None { tol }, LuParams::for_order(n))
+    }
+
+    /// [`lu`](Self::lu) or [`lu_unpivoted`](Self::lu_unpivoted) with explicit
+    /// pivoting and tuning.
+    pub fn lu_with(&self, pivoting: Pivoting, params: LuParams) -> Result<Lu<T>> {
+        let n = self.square("lu")?;
+        self.refuse_non_finite("A")?;
+        let a_norm = self.norm(Norm::One)?.to_f64();
+        let mut data = self.try_clone()?;
+        let ipiv = with_backend!(self.device(), be => {
+            let mut ipiv = be.alloc::<i32>(n)?;
+            let mut info = be.upload(&[0i32])?;
+            let mut status = ViewMut::dense(&mut info, 1, 1)?;
+            {
+                let a = BufferMut::new(data.buffer_mut(be)?);
+                let p = BufferMut::new(&mut ipiv);
+                lu::factor_in_place(be, &a, Block::dense(n, n), &p, Block::dense(n, 1), &mut status, pivoting, params)?;
+            }
+            let mut first = [0i32];
+            be.download(&info, &mut first)?;
+            if first[0] != 0 {
+                return Err(Error::Singular { pivot: first[0] as usize });
+            }
+            be.wrap(ipiv)
+        });
+        Ok(Lu { n, data, ipiv, a_norm })
+    }
+
+    /// `A⁻¹`, through LU (`Singular` if a pivot is zero).
+    pub fn inverse(&self) -> Result<Matrix<T>> {
+        let n = self.square("inverse")?;
+        self.lu()?.solve(&self.device().identity(n)?)
+    }
+
+    /// The determinant: 0 for an exactly singular matrix; may overflow to
+    /// ±∞ where [`Lu::sign_log_abs_det`] does not.
+    pub fn det(&self) -> Result<f64> {
+        match self.lu() {
+            Ok(f) => f.det(),
+            Err(Error::Singular { .. }) => Ok(0.0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The reduced row echelon form by Gauss-Jordan elimination with partial
+    /// pivoting; a column whose candidate pivots are all `≤ tol` in magnitude
+    /// counts as zero. `None`: MATLAB's `max(m, n)·ε·‖A‖∞`.
+    pub fn rref(&self, tol: Option<f64>) -> Result<Rref<T>> {
+        self.storage()?;
+        self.refuse_non_finite("A")?;
+        let (m, n) = self.shape();
+        let tol = match tol {
+            Some(t) => t,
+            None => m.max(n) as f64 * T::EPSILON.to_f64() * self.norm(Norm::Inf)?.to_f64(),
+        };
+        let mut matrix = self.try_clone()?;
+        let e = with_backend!(self.device(), be => {
+            let a = BufferMut::new(matrix.buffer_mut(be)?);
+            lu::rref_in_place(be, &a, Block::dense(m, n), n, tol)?
+        });
+        Ok(Rref { matrix, rank: e.rank, pivots: e.pivots })
+    }
+
+    /// `X` with `A·X = B` by Gauss-Jordan elimination of `[A | B]`; exactly
+    /// singular `A` gives `Singular` naming the first column without a pivot.
+    pub fn solve_gauss_jordan(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        let n = self.square("solve_gauss_jordan")?;
+        self.check_with(b)?;
+        if b.rows() != n {
+            return Err(Error::dims("solve_gauss_jordan", format!("A is {n}×{n} but B is {}×{}", b.rows(), b.cols())));
+        }
+        self.refuse_non_finite("A")?;
+        b.refuse_non_finite("B")?;
+        let k = b.cols();
+        with_backend!(self.device(), be => {
+            let mut ab = be.alloc::<T>(n * (n + k))?;
+            be.copy(self.view()?, ViewMut::new(&mut ab, Block { offset: 0, rows: n, cols: n, ld: n.max(1) })?)?;
+            be.copy(b.view()?, ViewMut::new(&mut ab, Block { offset: n * n, rows: n, cols: k, ld: n.max(1) })?)?;
+            let e = {
+                let a = BufferMut::new(&mut ab);
+                lu::rref_in_place(be, &a, Block::dense(n, n + k), n, 0.0)?
+            };
+            if e.rank < n {
+                let missing = (0..n).find(|c| !e.pivots.contains(c)).unwrap_or(e.rank);
+                return Err(Error::Singular { pivot: missing + 1 });
+            }
+            let x = View::new(&ab, Block { offset: n * n, rows: n, cols: k, ld: n.max(1) })?;
+            self.new_with(be, n, k, |out| be.copy(x, out))
+        })
+    }
+}
+
+impl<T: Scalar> Lu<T> {
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// `L` and `U` in one array, as LAPACK's `dgetrf` leaves them.
+    pub fn factors(&self) -> &Matrix<T> {
+        &self.data
+    }
+
+    /// The pivots, 1-based: row `i` was exchanged with row `ipiv[i]` (waits).
+    pub fn pivots(&self) -> Result<Vec<i32>> {
+        let mut host = vec![0i32; self.n];
+        with_backend!(self.data.device(), be => be.download(ipiv_buffer(be, &self.ipiv)?, &mut host))?;
+        Ok(host)
+    }
+
+    /// `X` with `A·X = B`, for `B` of `n` rows (any number of columns).
+    pub fn solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        self.solve_op(b, Op::NoTrans)
+    }
+
+    /// `X` with `Aᵀ·X = B`.
+    pub fn solve_transposed(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        self.solve_op(b, Op::Trans)
+    }
+
+    fn solve_op(&self, b: &Matrix<T>, op: Op) -> Result<Matrix<T>> {
+        self.data.check_with(b)?;
+        if b.rows() != self.n {
+            return Err(Error::dims("Lu::solve", format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols())));
+        }
+        let mut x = b.try_clone()?;
+        let n = self.n;
+        with_backend!(self.data.device(), be => {
+            let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
+            lu::solve_in_place(be, self.data.view()?, ipiv, op, x.view_mut()?)
+        })?;
+        Ok(x)
+    }
+
+    /// The diagonal of `U` on the host.
+    fn u_diagonal(&self) -> Result<Vec<f64>> {
+        let n = self.n;
+        let host = with_backend!(self.data.device(), be => {
+            let mut d = be.alloc::<T>(n.max(1))?;
+            if n > 0 {
+                let diag = View::new(self.data.view_on(be)?.buffer(), Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?;
+                be.copy(diag, ViewMut::dense(&mut d, 1, n)?)?;
+            }
+            let mut host = vec![T::ZERO; n.max(1)];
+            be.download(&d, &mut host)?;
+            host
+        });
+        Ok(host.into_iter().take(n).map(Scalar::to_f64).collect())
+    }
+
+    /// `(sign, log|det A|)`: the determinant is `sign·exp(log)`, without the
+    /// overflow or underflow of the product itself.
+    pub fn sign_log_abs_det(&self) -> Result<(f64, f64)> {
+        let d = self.u_diagonal()?;
+        let swaps = self.pivots()?.iter().enumerate().filter(|&(i, &p)| p as usize != i + 1).count();
+        let mut sign = if swaps % 2 == 0 { 1.0 } else { -1.0 };
+        let mut log = 0.0;
+        for x in d {
+            if x < 0.0 {
+                sign = -sign;
+            }
+            log += x.abs().ln();
+        }
+        Ok((sign, log))
+    }
+
+    /// `log|det A|`.
+    pub fn log_abs_det(&self) -> Result<f64> {
+        Ok(self.sign_log_abs_det()?.1)
+    }
+
+    /// `det A` (may overflow to ±∞ or underflow to 0 for large `n`).
+    pub fn det(&self) -> Result<f64> {
+        let (sign, log) = self.sign_log_abs_det()?;
+        Ok(sign * log.exp())
+    }
+
+    /// An estimate of the reciprocal condition number in the 1-norm,
+    /// `1/(‖A‖₁·‖A⁻¹‖₁)`, as LAPACK's `dgecon` (a few solves; waits).
+    pub fn rcond(&self) -> Result<f64> {
+        let n = self.n;
+        with_backend!(self.data.device(), be => {
+            let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
+            lu::rcond(be, self.data.view()?, ipiv, self.a_norm)
+        })
+    }
+
+    /// `Pᵀ·L·U`, for checking the factorization.
+    pub fn reconstruct(&self) -> Result<Matrix<T>> {
+        let n = self.n;
+        with_backend!(self.data.device(), be => {
+            let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
+            self.data.new_with(be, n, n, |out| lu::reconstruct(be, self.data.view()?, ipiv, out))
+        })
+    }
+}
+
+fn ipiv_buffer<'s, B: Resident>(_: &B, s: &'s Storage<i32>) -> Result<&'s B::Buffer<i32>> {
+    B::buffer(s)
+}
+
+impl<T: Scalar> std::fmt::Debug for Lu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lu<{}>({}×{}, {:?})", T::NAME, self.n, self.n, self.data)
+    }
+}

@@ -1,0 +1,141 @@
+//! The LU primitives on the CPU: the unblocked panel (`dgetf2`) and row
+//! interchanges (`dlaswp`), plain loops over columns, rayon for wide blocks.
+
+use faer::MatMut;
+use rayon::prelude::*;
+
+use super::{Cpu, PARALLEL_MIN, mat_mut};
+use crate::backend::{Pivoting, View, ViewMut, check};
+use crate::{Result, Scalar};
+
+/// Entry `k` of a vector block of `i32`, as a raw pointer.
+fn pivot_ptr(v: &View<'_, Cpu, i32>, k: usize) -> *mut i32 {
+    // SAFETY (of the callers' dereference): `check` proved the vector in bounds.
+    unsafe { v.buffer().ptr().add(v.block().vector_index(k)) }
+}
+
+/// The row of largest magnitude in `col[from..]` (first on ties, NaN wins).
+fn pivot_row<T: Scalar>(col: &[T], from: usize) -> usize {
+    let mut best = from;
+    let mut big = col[from].abs();
+    if Scalar::is_nan(big) {
+        return from;
+    }
+    for (i, &x) in col.iter().enumerate().skip(from + 1) {
+        let v = x.abs();
+        if Scalar::is_nan(v) {
+            return i;
+        }
+        if v > big {
+            best = i;
+            big = v;
+        }
+    }
+    best
+}
+
+pub(super) fn getrf_panel<T: Scalar>(
+    a: ViewMut<'_, Cpu, T>,
+    ipiv: ViewMut<'_, Cpu, i32>,
+    info: ViewMut<'_, Cpu, i32>,
+    offset: usize,
+    pivoting: Pivoting,
+) -> Result<()> {
+    check::getrf_panel(&a, &ipiv, &info)?;
+    let mut a: MatMut<'_, T> = mat_mut(a);
+    let nb = a.ncols();
+    let ipiv = ipiv.rb();
+    let mut failed: Option<usize> = None;
+    for j in 0..nb {
+        let p = match pivoting {
+            Pivoting::Partial => {
+                let c = a.as_ref().col(j).try_as_col_major().expect("unit row stride").as_slice();
+                pivot_row(c, j)
+            }
+            Pivoting::None { .. } => j,
+        };
+        // SAFETY: in bounds (checked), and no other view of ipiv is used now.
+        unsafe { *pivot_ptr(&ipiv, j) = i32::try_from(offset + p + 1).unwrap_or(i32::MAX) };
+        if p != j {
+            for k in 0..nb {
+                let (x, y) = (a[(j, k)], a[(p, k)]);
+                a[(j, k)] = y;
+                a[(p, k)] = x;
+            }
+        }
+        let d = a[(j, j)];
+        let bad = match pivoting {
+            Pivoting::Partial => d == T::ZERO,
+            // A NaN pivot fails too.
+            Pivoting::None { tol } => d.abs().to_f64() <= tol || Scalar::is_nan(d),
+        };
+        if bad {
+            failed.get_or_insert(j);
+            continue;
+        }
+        // As dgetf2: multiply by the reciprocal unless it overflows.
+        let r = T::ONE / d;
+        let scale_by_reciprocal = Scalar::is_finite(r);
+        let (left, right) = a.as_mut().split_at_col_mut(j + 1);
+        let l = left.col_mut(j).try_as_col_major_mut().expect("unit row stride").as_slice_mut();
+        for x in &mut l[j + 1..] {
+            *x = if scale_by_reciprocal { *x * r } else { *x / d };
+        }
+        // Rank-1 update of the panel's trailing columns.
+        let l = &l[j + 1..];
+        for c in right.col_iter_mut() {
+            let c = c.try_as_col_major_mut().expect("unit row stride").as_slice_mut();
+            let u = c[j];
+            if u != T::ZERO {
+                for (x, &li) in c[j + 1..].iter_mut().zip(l) {
+                    *x -= li * u;
+                }
+            }
+        }
+    }
+    if let Some(j) = failed {
+        let (buf, b) = info.into_parts();
+        // SAFETY: a 1×1 block inside the buffer (checked), exclusively ours.
+        let first = unsafe { &mut *buf.ptr().add(b.offset) };
+        if *first == 0 {
+            *first = i32::try_from(offset + j + 1).unwrap_or(i32::MAX);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn laswp<T: Scalar>(
+    a: ViewMut<'_, Cpu, T>,
+    ipiv: View<'_, Cpu, i32>,
+    shift: usize,
+    reverse: bool,
+) -> Result<()> {
+    let k = check::laswp(&a, &ipiv)?;
+    let mut a = mat_mut(a);
+    let m = a.nrows();
+    // SAFETY: in bounds (checked); ipiv is another buffer, not written.
+    let mut swaps: Vec<(usize, usize)> = (0..k)
+        .filter_map(|i| {
+            let p = unsafe { *pivot_ptr(&ipiv, i) } as i64 - 1 - shift as i64;
+            (p >= 0 && (p as usize) < m && p as usize != i).then_some((i, p as usize))
+        })
+        .collect();
+    if reverse {
+        swaps.reverse();
+    }
+    if swaps.is_empty() {
+        return Ok(());
+    }
+    let apply = |c: faer::ColMut<'_, T>| {
+        let c = c.try_as_col_major_mut().expect("unit row stride").as_slice_mut();
+        for &(i, p) in &swaps {
+            c.swap(i, p);
+        }
+    };
+    if m * a.ncols() >= PARALLEL_MIN {
+        a.par_col_chunks_mut(1).for_each(|c| apply(c.col_mut(0)));
+    } else {
+        a.as_mut().col_iter_mut().for_each(apply);
+    }
+    Ok(())
+}

@@ -1,0 +1,197 @@
+//! The blocked factorization `P·A = L·U`.
+//!
+//! Right-looking, with look-ahead as the Cholesky: once block column `k` is
+//! factored, the main queue brings block column `k + 1` up to date (its row
+//! interchanges, `trsm`, `gemm`) and goes on to factor it, while the side
+//! queue ([`Backend::side`]) applies block column `k` to the rest of the
+//! trailing matrix and its interchanges to the columns on the left. The
+//! panels, whose latency is the critical path, are factored recursively
+//! (halving the columns, the right half through `trsm` and `gemm`) down to
+//! `getrf_panel` leaves.
+
+use crate::backend::{Backend, Block, BufferMut, Diag, Op, Pivoting, Side, ViewMut};
+use crate::layout::Uplo;
+use crate::{Result, Scalar};
+
+/// Tuning of the blocked factorization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LuParams {
+    /// Columns of the block columns of the outer loop, whose trailing
+    /// updates (`gemm`) do nearly all the work.
+    pub block_size: usize,
+    /// Panels wider than this are factored recursively, so that
+    /// `getrf_panel` only sees panels this narrow.
+    pub leaf_size: usize,
+}
+
+impl Default for LuParams {
+    fn default() -> Self {
+        LuParams { block_size: 256, leaf_size: 32 }
+    }
+}
+
+impl LuParams {
+    /// The blocking for a matrix of order `n`: narrow block columns keep the
+    /// chain of panels short on small matrices, wide ones make the trailing
+    /// `gemm`s efficient on large ones.
+    pub fn for_order(n: usize) -> Self {
+        let block_size = if n <= 2048 {
+            128
+        } else if n <= 16384 {
+            256
+        } else {
+            512
+        };
+        LuParams { block_size, leaf_size: 32 }
+    }
+}
+
+/// Where the factorization works: the matrix's buffer and block, its pivot
+/// vector (`min(m, n)` entries) and status word.
+struct Work<'s, 'a, 'p, 'i, B: Backend, T: Scalar> {
+    a: &'s BufferMut<'a, B, T>,
+    block: Block,
+    ipiv: &'s BufferMut<'p, B, i32>,
+    ipiv_block: Block,
+    info: &'s mut ViewMut<'i, B, i32>,
+    pivoting: Pivoting,
+    leaf: usize,
+}
+
+impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
+    /// Rows `i..i+rows`, columns `j..j+cols` of the matrix.
+    fn at(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Block> {
+        self.block.sub(i, j, rows, cols)
+    }
+
+    /// Pivots `k..k+len`.
+    fn pivots(&self, k: usize, len: usize) -> Result<Block> {
+        let b = self.ipiv_block;
+        if b.cols == 1 { b.sub(k, 0, len, 1) } else { b.sub(0, k, 1, len) }
+    }
+
+    /// Applies pivots `k..k+len` (of rows `k..k+len`) to columns `j..j+cols`,
+    /// rows `k..m`.
+    fn swap_rows(&self, be: &B, k: usize, len: usize, j: usize, cols: usize) -> Result<()> {
+        if cols == 0 || len == 0 || self.pivoting != Pivoting::Partial {
+            return Ok(());
+        }
+        let m = self.block.rows;
+        let target = self.a.view_mut(self.at(k, j, m - k, cols)?)?;
+        be.laswp(target, self.ipiv.view(self.pivots(k, len)?)?, k, false)
+    }
+
+    /// With the panel of columns `k..k+kb` factored (rows `k..m`), brings
+    /// columns `j..j+cols` (right of it) up to date: interchanges, then
+    /// `U12 = L11⁻¹·A12` and `A22 −= L21·U12`.
+    fn update(&self, be: &B, k: usize, kb: usize, j: usize, cols: usize) -> Result<()> {
+        if cols == 0 {
+            return Ok(());
+        }
+        let m = self.block.rows;
+        self.swap_rows(be, k, kb, j, cols)?;
+        let l11 = self.a.view(self.at(k, k, kb, kb)?)?;
+        be.trsm(
+            Side::Left,
+            Uplo::Lower,
+            Op::NoTrans,
+            Diag::Unit,
+            T::ONE,
+            l11,
+            self.a.view_mut(self.at(k, j, kb, cols)?)?,
+        )?;
+        let below = m - k - kb;
+        if below > 0 {
+            be.gemm(
+                -T::ONE,
+                self.a.view(self.at(k + kb, k, below, kb)?)?,
+                Op::NoTrans,
+                self.a.view(self.at(k, j, kb, cols)?)?,
+                Op::NoTrans,
+                T::ONE,
+                self.a.view_mut(self.at(k + kb, j, below, cols)?)?,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Factors the panel of rows `k..m`, columns `k..k+kb` on `be`'s queue:
+    /// recursively, halving the columns down to `getrf_panel` leaves. Its
+    /// own interchanges are applied to its own columns only.
+    fn panel(&mut self, be: &B, k: usize, kb: usize) -> Result<()> {
+        let m = self.block.rows;
+        if kb <= self.leaf {
+            let panel = self.a.view_mut(self.at(k, k, m - k, kb)?)?;
+            let ipiv = self.ipiv.view_mut(self.pivots(k, kb)?)?;
+            return be.getrf_panel(panel, ipiv, self.info.rb_mut(), k, self.pivoting);
+        }
+        let n1 = (kb / 2).div_ceil(self.leaf) * self.leaf;
+        let n1 = n1.clamp(1, kb - 1);
+        let n2 = kb - n1;
+        self.panel(be, k, n1)?;
+        self.update(be, k, n1, k + n1, n2)?;
+        self.panel(be, k + n1, n2)?;
+        // The right half's interchanges, on the left half's rows below it.
+        self.swap_rows(be, k + n1, n2, k, n1)
+    }
+}
+
+/// Factors the `m × n` block `block` of `a` in place: `P·A = L·U`, `L`
+/// unit lower (below the diagonal) and `U` upper (on and above it) in one
+/// array. Pivot `i` goes to entry `i` of the vector block `ipiv`
+/// (`min(m, n)` entries) as the 1-based row exchanged with row `i`, as
+/// LAPACK's `dgetrf`; unpivoted ([`Pivoting::None`]), `ipiv[i] = i + 1`.
+///
+/// A zero pivot (unpivoted: one of magnitude `≤ tol`) makes `info` (one
+/// entry, expected 0) the 1-based index of the first one; on a GPU that
+/// happens on the device, and `info` must be read before the factor is used.
+#[allow(clippy::too_many_arguments)]
+pub fn factor_in_place<B: Backend, T: Scalar>(
+    be: &B,
+    a: &BufferMut<'_, B, T>,
+    block: Block,
+    ipiv: &BufferMut<'_, B, i32>,
+    ipiv_block: Block,
+    info: &mut ViewMut<'_, B, i32>,
+    pivoting: Pivoting,
+    params: LuParams,
+) -> Result<()> {
+    let (m, n) = (block.rows, block.cols);
+    let kmax = m.min(n);
+    if ipiv_block.vector_len() != Some(kmax) {
+        return Err(crate::Error::dims(
+            "lu",
+            format!("ipiv must be a vector of {kmax} entries, is {}×{}", ipiv_block.rows, ipiv_block.cols),
+        ));
+    }
+    if kmax == 0 {
+        return Ok(());
+    }
+    let nb = params.block_size.max(1);
+    let mut w = Work { a, block, ipiv, ipiv_block, info, pivoting, leaf: params.leaf_size.max(1) };
+    if pivoting != Pivoting::Partial {
+        // Unpivoted, the pivots are the identity.
+        let ids: Vec<i32> = (1..=kmax).map(|i| i32::try_from(i).unwrap_or(i32::MAX)).collect();
+        let host = be.upload(&ids)?;
+        be.copy(crate::backend::View::dense(&host, ipiv_block.rows, ipiv_block.cols)?, ipiv.view_mut(ipiv_block)?)?;
+    }
+    let side = be.side()?;
+    // The side queue starts after what the caller enqueued.
+    side.wait_for(be)?;
+    for k in (0..kmax).step_by(nb) {
+        let kb = nb.min(kmax - k);
+        w.panel(be, k, kb)?;
+        let right = n - k - kb;
+        let next = if k + kb < kmax { nb.min(right) } else { 0 };
+        // The side queue sees the panel; block column k + 1 must have the
+        // side queue's earlier updates and gets its last one here.
+        side.wait_for(be)?;
+        be.wait_for(side)?;
+        w.update(be, k, kb, k + kb, next)?;
+        w.update(side, k, kb, k + kb + next, right - next)?;
+        // The panel's interchanges on the columns to its left.
+        w.swap_rows(side, k, kb, 0, k)?;
+    }
+    // The caller's next work sees the whole factor.
+    be.wait_for(side)
+}

@@ -1,0 +1,158 @@
+//! The LU and Gauss-Jordan commands: `solve` on general matrices, `rref`,
+//! `inv`, `det`; outputs against hand-computed exact answers, exit codes and
+//! one-line errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpumat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpumat")).args(args).output().expect("gpumat runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("gpumat-cli-lu-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+fn write(dir: &Scratch, name: &str, text: &str) -> String {
+    let p = dir.0.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
+    assert_eq!(o.status.code(), Some(code), "stderr: {}", stderr(o));
+    let err = stderr(o);
+    assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
+    assert!(err.starts_with("gpumat: error: ") && err.contains(needle), "'{needle}' not in: {err}");
+}
+
+/// The numbers of a Matrix Market array written by gpumat (after the size line).
+fn entries(text: &str) -> Vec<f64> {
+    text.lines().filter(|l| !l.starts_with('%')).skip(1).map(|l| l.trim().parse().unwrap()).collect()
+}
+
+/// A = [2 1 1; 4 -6 0; -2 7 2] (column-major), non-symmetric, det = −16.
+const A: &str = "%%MatrixMarket matrix array real general\n3 3\n2\n4\n-2\n1\n-6\n7\n1\n0\n2\n";
+const B: &str = "%%MatrixMarket matrix array real general\n3 1\n5\n-2\n9\n";
+/// Singular: the third column is the sum of the first two.
+const SINGULAR: &str = "%%MatrixMarket matrix array real general\n3 3\n1\n2\n3\n4\n5\n6\n5\n7\n9\n";
+
+#[test]
+fn solve_uses_lu_for_general_matrices() {
+    let dir = scratch("solve");
+    let (a, b) = (write(&dir, "a.mtx", A), write(&dir, "b.mtx", B));
+    // x = (1, 1, 2).
+    for extra in [&[][..], &["--method", "lu"], &["--method", "auto", "--precision", "f32"]] {
+        let mut args = vec!["solve", &a, &b];
+        args.extend_from_slice(extra);
+        let o = gpumat(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let x = entries(&stdout(&o));
+        let tol = if extra.contains(&"f32") { 1e-5 } else { 1e-14 };
+        for (got, want) in x.iter().zip([1.0, 1.0, 2.0]) {
+            assert!((got - want).abs() <= tol, "{extra:?}: {x:?}");
+        }
+        let err = stderr(&o);
+        assert!(err.contains("method lu") && err.contains("condition estimate"), "{err}");
+    }
+    // A symmetric indefinite matrix: auto falls back from Cholesky to LU.
+    let ind = write(&dir, "ind.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n2\n1\n");
+    let b2 = write(&dir, "b2.mtx", "%%MatrixMarket matrix array real general\n2 1\n3\n3\n");
+    let o = gpumat(&["solve", &ind, &b2]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(entries(&stdout(&o)), vec![1.0, 1.0]);
+    assert!(stderr(&o).contains("method lu"), "{}", stderr(&o));
+    assert_one_line_error(
+        &gpumat(&["solve", &a, &b, "--method", "lu", "--storage", "rfp"]),
+        1,
+        "LU needs --storage full",
+    );
+}
+
+#[test]
+fn singular_input_is_exit_code_2_naming_the_pivot() {
+    let dir = scratch("singular");
+    let (s, b) = (write(&dir, "s.mtx", SINGULAR), write(&dir, "b.mtx", B));
+    assert_one_line_error(&gpumat(&["solve", &s, &b]), 2, "pivot 3");
+    assert_one_line_error(&gpumat(&["inv", &s]), 2, "pivot 3");
+    let o = gpumat(&["det", &s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "0");
+}
+
+#[test]
+fn det_and_inverse() {
+    let dir = scratch("det");
+    let a = write(&dir, "a.mtx", A);
+    let o = gpumat(&["det", &a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d: f64 = stdout(&o).trim().parse().unwrap();
+    assert!((d + 16.0).abs() <= 1e-13, "{d}");
+    let out = dir.0.join("inv.mtx");
+    let o = gpumat(&["inv", &a, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = entries(&std::fs::read_to_string(&out).unwrap());
+    // A·A⁻¹ = I to rounding.
+    let a_m = [2.0, 4.0, -2.0, 1.0, -6.0, 7.0, 1.0, 0.0, 2.0];
+    for i in 0..3 {
+        for j in 0..3 {
+            let v: f64 = (0..3).map(|k| a_m[i + 3 * k] * got[k + 3 * j]).sum();
+            assert!((v - f64::from(u8::from(i == j))).abs() <= 1e-14, "(A·A⁻¹)({i},{j}) = {v}");
+        }
+    }
+    let rect = write(&dir, "r.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n");
+    assert_one_line_error(&gpumat(&["inv", &rect]), 1, "square");
+    assert_one_line_error(&gpumat(&["det", &rect]), 1, "square");
+}
+
+#[test]
+fn rref_prints_the_form_the_rank_and_the_pivots() {
+    let dir = scratch("rref");
+    // [1 2 3; 2 4 7] (2×3): rank 2, pivots 1 and 3, R = [1 2 0; 0 0 1].
+    let a = write(&dir, "a.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n2\n4\n3\n7\n");
+    let o = gpumat(&["rref", &a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("%%MatrixMarket matrix array real general"), "{out}");
+    assert!(out.contains("% rank 2") && out.contains("% pivot columns 1 3"), "{out}");
+    let r = entries(&out);
+    let want = [1.0, 0.0, 2.0, 0.0, 0.0, 1.0];
+    assert!(r.iter().zip(want).all(|(x, y)| (x - y).abs() <= 1e-15), "{r:?}");
+    assert!(stderr(&o).contains("rank 2"), "{}", stderr(&o));
+    // Rank deficient square: the singular matrix has rank 2 and a zero last row.
+    let s = write(&dir, "s.mtx", SINGULAR);
+    let o = gpumat(&["rref", &s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("% rank 2"), "{}", stdout(&o));
+    let r = entries(&stdout(&o));
+    assert!([r[2], r[5], r[8]].iter().all(|&v| v == 0.0), "zero last row: {r:?}");
+    assert_one_line_error(&gpumat(&["rref", &a, "--tol=-1"]), 1, "--tol");
+}
+
+#[test]
+fn the_new_commands_have_help() {
+    for cmd in ["rref", "inv", "det"] {
+        let o = gpumat(&[cmd, "--help"]);
+        assert!(o.status.success(), "{cmd}");
+        assert!(stdout(&o).contains("Usage: gpumat"), "{cmd}: {}", stdout(&o));
+    }
+    assert!(stdout(&gpumat(&["solve", "--help"])).contains("lu"), "solve --help names the LU method");
+}
