@@ -9,7 +9,8 @@
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
 #
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
-# primitives cholesky lu qr; empty for none), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
+# primitives cholesky lu qr; empty for none; each run cut at SANITIZE_TIMEOUT
+# seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
 # PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +57,7 @@ done
 for suite in ${SANITIZE-primitives cholesky lu qr}; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
-        compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
+        timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
         summary+=("compute-sanitizer $tool $suite (rc $?): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)")
     done
 done
