@@ -32,6 +32,8 @@ pub mod device;
 mod lu;
 pub mod matrix;
 mod ops;
+// Scaled Gram matrices and weighted least squares (issue 5).
+mod scaled_gram;
 pub mod sym;
 pub mod tri;
 

@@ -1,0 +1,119 @@
+//! `A·D²·Aᵀ`: the scaled Gram matrix of weighted least squares, computed
+//! from one triangle, in full or RFP storage.
+
+use super::device::Resident;
+use super::{Matrix, Sym, SymStorage};
+use crate::backend::{Backend, Block, BufferMut, View};
+use crate::layout::{Rfp, Transr, Uplo};
+use crate::{Error, Result, Scalar};
+
+/// Checks that `d` is a vector of `len` finite, non-negative weights and
+/// returns them on the host (a vector is cheap to read back).
+pub(crate) fn check_weights<T: Scalar>(op: &'static str, d: &Matrix<T>, len: usize) -> Result<Vec<T>> {
+    d.storage()?;
+    if d.rows().min(d.cols()) > 1 || d.rows() * d.cols() != len {
+        return Err(Error::dims(op, format!("d must be a vector of {len} weights, is {}×{}", d.rows(), d.cols())));
+    }
+    let host = d.to_host()?;
+    for (i, &w) in host.iter().enumerate() {
+        let v = w.to_f64();
+        if !v.is_finite() {
+            return Err(Error::NonFinite { what: "weights d".into(), row: i + 1, col: 1, value: v });
+        }
+        if v < 0.0 {
+            return Err(Error::InvalidArgument(format!("{op}: weight d[{}] = {v} is negative", i + 1)));
+        }
+    }
+    Ok(host)
+}
+
+/// Refuses a NaN or infinity in `a`, naming it `what`.
+pub(crate) fn check_finite<T: Scalar>(what: &str, a: &Matrix<T>) -> Result<()> {
+    if let Some((i, j)) = a.find_non_finite()? {
+        let value = a.entry(i, j)?.to_f64();
+        return Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value });
+    }
+    Ok(())
+}
+
+/// `d` as a vector view whatever its orientation.
+fn vector_view<B: super::device::Resident, T: Scalar>(d: &Matrix<T>) -> Result<View<'_, B, T>> {
+    d.view()
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// `A·diag(d)²·Aᵀ` for this `m × n` matrix `A` and `n` weights `d` (a row
+    /// or a column), in full storage. Only the lower triangle is computed
+    /// and stored; no scaled copy of `A` is made. Negative or non-finite
+    /// weights and non-finite entries of `A` are refused.
+    pub fn scaled_gram(&self, d: &Matrix<T>) -> Result<Sym<T>> {
+        self.scaled_gram_in(d, SymStorage::Full)
+    }
+
+    /// [`scaled_gram`](Self::scaled_gram) in RFP storage: `m(m+1)/2`
+    /// entries, each piece of the RFP rectangle computed in place.
+    pub fn scaled_gram_rfp(&self, d: &Matrix<T>) -> Result<Sym<T>> {
+        self.scaled_gram_in(d, SymStorage::Rfp)
+    }
+
+    /// [`scaled_gram`](Self::scaled_gram) in the storage asked for.
+    pub fn scaled_gram_in(&self, d: &Matrix<T>, storage: SymStorage) -> Result<Sym<T>> {
+        self.check_with(d)?;
+        check_weights("scaled_gram", d, self.cols())?;
+        check_finite("A", self)?;
+        self.scaled_gram_unchecked(d, storage)
+    }
+
+    /// The product without the checks on the values (shapes are checked by
+    /// the backend).
+    pub(crate) fn scaled_gram_unchecked(&self, d: &Matrix<T>, storage: SymStorage) -> Result<Sym<T>> {
+        let m = self.rows();
+        match storage {
+            SymStorage::Full => {
+                let g = with_backend!(self.device(), be => self.new_with(be, m, m, |c| {
+                    be.scaled_syrk(Uplo::Lower, T::ONE, self.view()?, vector_view(d)?, T::ZERO, c)
+                }))?;
+                Sym::from_lower(g)
+            }
+            SymStorage::Rfp => {
+                let rfp = Rfp::new(m, Transr::Normal, Uplo::Lower);
+                let g = with_backend!(self.device(), be => {
+                    let mut out = be.alloc::<T>(rfp.len())?;
+                    scaled_gram_rfp(be, rfp, self.view()?, vector_view(d)?, &BufferMut::new(&mut out))?;
+                    Matrix::from_storage(self.device().clone(), rfp.len(), 1, be.wrap(out))
+                });
+                Sym::from_rfp_array(m, g)
+            }
+        }
+    }
+}
+
+/// Fills the RFP array `arf` of `A·D²·Aᵀ` piece by piece: the two diagonal
+/// blocks with `scaled_syrk` on their stored triangles, the rectangle with
+/// `scaled_gemm` (`A21` or its transpose as the layout keeps it).
+fn scaled_gram_rfp<B: Backend, T: Scalar>(
+    be: &B,
+    rfp: Rfp,
+    a: View<'_, B, T>,
+    d: View<'_, B, T>,
+    arf: &BufferMut<'_, B, T>,
+) -> Result<()> {
+    let p = rfp.pieces();
+    let (n1, n2, k) = (p.n1, p.n2, a.cols());
+    let block = |offset: usize, rows: usize, cols: usize, ld: usize| Block { offset, rows, cols, ld };
+    let a1 = a.sub(0, 0, n1, k)?;
+    let a2 = a.sub(n1, 0, n2, k)?;
+    // The pieces are disjoint blocks of the one RFP array.
+    let one = T::ONE;
+    let t1 = block(p.t1.offset, p.t1.full.rows, p.t1.full.cols, p.t1.full.ld);
+    be.scaled_syrk(p.t1.uplo, one, a1, d, T::ZERO, arf.view_mut(t1)?)?;
+    if n2 > 0 {
+        let t2 = block(p.t2.offset, p.t2.full.rows, p.t2.full.cols, p.t2.full.ld);
+        be.scaled_syrk(p.t2.uplo, one, a2, d, T::ZERO, arf.view_mut(t2)?)?;
+        let s = block(p.s.offset, p.s.full.rows, p.s.full.cols, p.s.full.ld);
+        let s_is_a21 = (rfp.uplo == Uplo::Lower) != p.s.transposed;
+        let (x, y) = if s_is_a21 { (a2, a1) } else { (a1, a2) };
+        be.scaled_gemm(one, x, y, d, T::ZERO, arf.view_mut(s)?)?;
+    }
+    Ok(())
+}
