@@ -79,7 +79,7 @@ impl<T: Scalar> Matrix<T> {
                 let rfp = Rfp::new(m, Transr::Normal, Uplo::Lower);
                 let g = with_backend!(self.device(), be => {
                     let mut out = be.alloc::<T>(rfp.len())?;
-                    scaled_gram_rfp(be, rfp, self.view()?, vector_view(d)?, &BufferMut::new(&mut out))?;
+                    scaled_gram_to_rfp(be, rfp, self.view()?, vector_view(d)?, &BufferMut::new(&mut out))?;
                     Matrix::from_storage(self.device().clone(), rfp.len(), 1, be.wrap(out))
                 });
                 Sym::from_rfp_array(m, g)
@@ -88,16 +88,35 @@ impl<T: Scalar> Matrix<T> {
     }
 }
 
-/// Fills the RFP array `arf` of `A·D²·Aᵀ` piece by piece: the two diagonal
-/// blocks with `scaled_syrk` on their stored triangles, the rectangle with
-/// `scaled_gemm` (`A21` or its transpose as the layout keeps it).
-fn scaled_gram_rfp<B: Backend, T: Scalar>(
+/// Fills the RFP array `arf` (`n(n+1)/2` entries from its start, any of the
+/// four layouts of `rfp`) with `A·diag(d)²·Aᵀ` for `A` of `n × k` and `k`
+/// weights `d`, piece by piece: the two diagonal blocks with
+/// [`Backend::scaled_syrk`] on their stored triangles, the rectangle with
+/// [`Backend::scaled_gemm`] (`A21` or its transpose as the layout keeps it).
+/// Every entry of the array is written; nothing is read from it. The values
+/// of `A` and `d` are not checked here (see [`Matrix::scaled_gram_in`]).
+pub fn scaled_gram_to_rfp<B: Backend, T: Scalar>(
     be: &B,
     rfp: Rfp,
     a: View<'_, B, T>,
     d: View<'_, B, T>,
     arf: &BufferMut<'_, B, T>,
 ) -> Result<()> {
+    if a.rows() != rfp.n {
+        return Err(Error::dims(
+            "scaled_gram_to_rfp",
+            format!("A has {} rows, the RFP matrix is of order {}", a.rows(), rfp.n),
+        ));
+    }
+    if arf.len() < rfp.len() {
+        return Err(Error::dims(
+            "scaled_gram_to_rfp",
+            format!("the RFP array needs n(n+1)/2 = {} entries, the buffer holds {}", rfp.len(), arf.len()),
+        ));
+    }
+    if rfp.n == 0 {
+        return Ok(());
+    }
     let p = rfp.pieces();
     let (n1, n2, k) = (p.n1, p.n2, a.cols());
     let block = |offset: usize, rows: usize, cols: usize, ld: usize| Block { offset, rows, cols, ld };

@@ -7,7 +7,7 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatRef};
 
-use super::{Cpu, accumulate, mat, mat_mut, vector};
+use super::{Cpu, accumulate, mat, mat_mut, scale_part, vector};
 use crate::backend::{View, ViewMut, check};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -38,9 +38,13 @@ impl Cpu {
             Uplo::Lower => BlockStructure::TriangularLower,
             Uplo::Upper => BlockStructure::TriangularUpper,
         };
+        if alpha == T::ZERO || k == 0 {
+            // BLAS: C := β·C, A not read (β = 0: C not read either).
+            scale_part(c, beta, Some(uplo));
+            return Ok(());
+        }
         let mut beta = beta;
-        let mut j0 = 0;
-        loop {
+        for j0 in (0..k).step_by(CHUNK) {
             let cols = CHUNK.min(k - j0);
             let w = scaled_chunk(a, &d, j0, cols);
             accumulate(c.as_mut(), beta, Some(uplo), |c, acc| {
@@ -57,12 +61,8 @@ impl Cpu {
                 )
             });
             beta = T::ONE;
-            j0 += cols;
-            // k = 0 still applies β once.
-            if j0 >= k {
-                return Ok(());
-            }
         }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -78,9 +78,12 @@ impl Cpu {
         check::scaled_gemm(&a, &b, &d, &c)?;
         let (a, b, d, mut c) = (mat(a), mat(b), vector(d), mat_mut(c));
         let k = a.ncols();
+        if alpha == T::ZERO || k == 0 {
+            scale_part(c, beta, None);
+            return Ok(());
+        }
         let mut beta = beta;
-        let mut j0 = 0;
-        loop {
+        for j0 in (0..k).step_by(CHUNK) {
             let cols = CHUNK.min(k - j0);
             let wa = scaled_chunk(a, &d, j0, cols);
             let wb = scaled_chunk(b, &d, j0, cols);
@@ -88,10 +91,7 @@ impl Cpu {
                 matmul(c, acc, wa.as_ref(), wb.transpose(), alpha, self.par)
             });
             beta = T::ONE;
-            j0 += cols;
-            if j0 >= k {
-                return Ok(());
-            }
         }
+        Ok(())
     }
 }
