@@ -10,7 +10,7 @@ pub(crate) mod blas;
 pub mod kernels;
 mod lu;
 mod qr;
-mod scaled_gram;
+pub mod scaled_gram;
 mod transfer;
 pub mod vendor;
 
