@@ -346,6 +346,13 @@ fn bad_input_case<T: Scalar>() {
             gram(&da, &upload::<T>(&neg, k, 1)),
             |e| matches!(e, Error::InvalidArgument(s) if s.contains("d[5]") && s.contains("negative")),
         );
+        let mut huge = d.clone();
+        huge[5] = if T::NAME == "f32" { 1e20 } else { 1e160 };
+        expect_err(
+            &case("weight whose square overflows"),
+            gram(&da, &upload::<T>(&huge, k, 1)),
+            |e| matches!(e, Error::InvalidArgument(s) if s.contains("d[6]") && s.contains("overflows")),
+        );
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             let mut dn = d.clone();
             dn[2] = bad;

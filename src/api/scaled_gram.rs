@@ -44,8 +44,16 @@ fn vector_view<B: super::device::Resident, T: Scalar>(d: &Matrix<T>) -> Result<V
 impl<T: Scalar> Matrix<T> {
     /// `A·diag(d)²·Aᵀ` for this `m × n` matrix `A` and `n` weights `d` (a row
     /// or a column), in full storage. Only the lower triangle is computed
-    /// and stored; no scaled copy of `A` is made. Negative or non-finite
-    /// weights and non-finite entries of `A` are refused.
+    /// and written (the strict upper part of the new array is zero); no
+    /// scaled copy of `A` is made: on the GPU the extra memory is one or two
+    /// workspaces of a few percent of `A` (see
+    /// [`GramPlan`](crate::backend::cuda::scaled_gram::GramPlan)).
+    /// Each entry is within `γ_{n+3}·(|A|·D²·|A|ᵀ)ᵢⱼ` of the exact one.
+    ///
+    /// Refused, before any work: `d` not a vector of `n` entries
+    /// (`DimensionMismatch`), a negative weight or one whose square
+    /// overflows (`InvalidArgument`), a NaN or infinity in `d` or `A`
+    /// (`NonFinite`, naming the entry).
     pub fn scaled_gram(&self, d: &Matrix<T>) -> Result<Sym<T>> {
         self.scaled_gram_in(d, SymStorage::Full)
     }
@@ -59,7 +67,17 @@ impl<T: Scalar> Matrix<T> {
     /// [`scaled_gram`](Self::scaled_gram) in the storage asked for.
     pub fn scaled_gram_in(&self, d: &Matrix<T>, storage: SymStorage) -> Result<Sym<T>> {
         self.check_with(d)?;
-        check_weights("scaled_gram", d, self.cols())?;
+        let w = check_weights("scaled_gram", d, self.cols())?;
+        // Backends may scale by d² in one pass: a square that overflows would
+        // give ∞ (or 0·∞ = NaN) where the product is finite.
+        if let Some(i) = w.iter().position(|&x| !(x * x).to_f64().is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "scaled_gram: weight d[{}] = {:e} overflows when squared in {}",
+                i + 1,
+                w[i].to_f64(),
+                T::NAME
+            )));
+        }
         check_finite("A", self)?;
         self.scaled_gram_unchecked(d, storage)
     }

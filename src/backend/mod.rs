@@ -331,10 +331,13 @@ pub trait Backend: Sized + Send + Sync + 'static {
 
     // Scaled Gram matrices A·D²·Aᵀ (weighted least squares, issue 5).
 
-    /// `C := α·A·diag(d)²·Aᵀ + β·C` on the `uplo` triangle of `C` only, for
-    /// `A` of `n × k` and `d` a vector block of `k` entries. `A` is not
-    /// modified and no scaled copy of all of it is made: a backend scales
-    /// a few columns at a time into a small workspace.
+    /// `C := α·A·diag(d)²·Aᵀ + β·C` on the `uplo` triangle of `C` only (the
+    /// other one is neither read nor written), for `A` of `n × k` and `d` a
+    /// vector block of `k` entries. `A` is not modified and no scaled copy
+    /// of all of it is made: a backend scales a block of rows (GPU) or of
+    /// columns (CPU) at a time into a small workspace. As in BLAS, `α = 0`
+    /// or `k = 0` gives `β·C` without reading `A`, and `β = 0` does not
+    /// read `C`.
     fn scaled_syrk<T: Scalar>(
         &self,
         uplo: Uplo,
