@@ -36,11 +36,6 @@ pub(crate) fn check_finite<T: Scalar>(what: &str, a: &Matrix<T>) -> Result<()> {
     Ok(())
 }
 
-/// `d` as a vector view whatever its orientation.
-fn vector_view<B: super::device::Resident, T: Scalar>(d: &Matrix<T>) -> Result<View<'_, B, T>> {
-    d.view()
-}
-
 impl<T: Scalar> Matrix<T> {
     /// `A·diag(d)²·Aᵀ` for this `m × n` matrix `A` and `n` weights `d` (a row
     /// or a column), in full storage. Only the lower triangle is computed
@@ -89,7 +84,7 @@ impl<T: Scalar> Matrix<T> {
         match storage {
             SymStorage::Full => {
                 let g = with_backend!(self.device(), be => self.new_with(be, m, m, |c| {
-                    be.scaled_syrk(Uplo::Lower, T::ONE, self.view()?, vector_view(d)?, T::ZERO, c)
+                    be.scaled_syrk(Uplo::Lower, T::ONE, self.view()?, d.view()?, T::ZERO, c)
                 }))?;
                 Sym::from_lower(g)
             }
@@ -97,7 +92,7 @@ impl<T: Scalar> Matrix<T> {
                 let rfp = Rfp::new(m, Transr::Normal, Uplo::Lower);
                 let g = with_backend!(self.device(), be => {
                     let mut out = be.alloc::<T>(rfp.len())?;
-                    scaled_gram_to_rfp(be, rfp, self.view()?, vector_view(d)?, &BufferMut::new(&mut out))?;
+                    scaled_gram_to_rfp(be, rfp, self.view()?, d.view()?, &BufferMut::new(&mut out))?;
                     Matrix::from_storage(self.device().clone(), rfp.len(), 1, be.wrap(out))
                 });
                 Sym::from_rfp_array(m, g)
