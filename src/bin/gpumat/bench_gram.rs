@@ -14,6 +14,8 @@
 //! entry of `G` on the lower triangle, against its bound `2·(n + 4)·u`
 //! (each entry's error is at most `γ_{n+3}·(|A|·D²·|A|ᵀ)ᵢⱼ`, and
 //! `(|A|·D²·|A|ᵀ)ᵢⱼ ≤ max Gᵢᵢ` by Cauchy–Schwarz, for each of the two).
+//! Then a sweep of block widths (256, 512, 1024) and one or two queues, each
+//! interleaved with the vendor route again, to choose the default plan.
 
 use std::time::Instant;
 
@@ -73,6 +75,61 @@ fn max_rel_diff(cuda: &Cuda, m: usize, x: &CudaBuffer<f64>, y: &CudaBuffer<f64>)
     cuda.copy(yv, ViewMut::dense(&mut t, m, m)?)?;
     cuda.fill_strict_triangle(Uplo::Upper, 0.0, ViewMut::dense(&mut t, m, m)?)?;
     Ok(diff / cuda.norm(Norm::Max, View::dense(&t, m, m)?)?)
+}
+
+/// Block widths and queue counts tried by [`sweep`].
+const SWEEP: [(usize, usize); 6] = [(256, 1), (256, 2), (512, 1), (512, 2), (1024, 1), (1024, 2)];
+
+/// Full storage under each plan of [`SWEEP`] (set through the
+/// `GPUMAT_SCALED_GRAM_*` variables), each interleaved with the vendor
+/// route, so one run says which block width to make the default.
+fn sweep(
+    cuda: &Cuda,
+    args: &Args,
+    (m, n): (usize, usize),
+    (a, d): (&CudaBuffer<f64>, &CudaBuffer<f64>),
+    full: &mut CudaBuffer<f64>,
+) -> Result<Vec<Value>> {
+    const NB: &str = "GPUMAT_SCALED_GRAM_NB";
+    const QUEUES: &str = "GPUMAT_SCALED_GRAM_STREAMS";
+    let saved = (std::env::var(NB).ok(), std::env::var(QUEUES).ok());
+    let set = |name: &str, value: Option<String>| {
+        // SAFETY: the bench is single-threaded here, and nothing else reads
+        // or writes the environment meanwhile.
+        unsafe {
+            match value {
+                Some(v) => std::env::set_var(name, v),
+                None => std::env::remove_var(name),
+            }
+        }
+    };
+    let (mut w, mut c) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * m)?);
+    let mut rows = vec![];
+    let mut run = || -> Result<()> {
+        for (nb, queues) in SWEEP.into_iter().filter(|&(nb, _)| nb < m) {
+            set(NB, Some(nb.to_string()));
+            set(QUEUES, Some(queues.to_string()));
+            let (av, dv) = (View::dense(a, m, n)?, View::dense(d, n, 1)?);
+            let mut ours = || cuda.scaled_syrk(Uplo::Lower, 1.0, av, dv, 0.0, ViewMut::dense(full, m, m)?);
+            let mut theirs = || vendor::scaled_gram_syrk(cuda, (m, n), a, d, &mut w, &mut c);
+            let t = interleaved(cuda, args.reps, &mut [&mut ours, &mut theirs])?;
+            let plan = GramPlan::new(m, n);
+            rows.push(record(
+                &format!("scaled_gram full {m}×{n} nb={nb} queues={queues}"),
+                m,
+                t[0],
+                t[1],
+                Some((m as f64) * (m as f64) * (n as f64)),
+                json!({"block_width": plan.nb, "queues": plan.streams, "workspace_bytes": plan.workspace_bytes(8),
+                       "extra_memory_over_a": plan.workspace_bytes(8) as f64 / (8 * m * n) as f64}),
+            ));
+        }
+        Ok(())
+    };
+    let result = run();
+    set(NB, saved.0);
+    set(QUEUES, saved.1);
+    result.map(|()| rows)
 }
 
 pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
@@ -154,6 +211,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "max_rel_diff": diff_rfp, "rfp_time_over_full": t_rfp / t_full,
             })),
         ));
+        rows.extend(sweep(cuda, args, (m, n), (&a, &d), &mut full)?);
         // The dgemm route against the dgmm + dsyrk route, for scale.
         rows.push(record(
             &format!("dgemm route {m}×{n}"),
