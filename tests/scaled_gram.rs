@@ -11,10 +11,11 @@
 //! `C := α·A·D²·Aᵀ + β·C`). With `k = 0` the bound is 0: the result must be
 //! exactly zero (or `β·C`).
 //!
-//! On the GPU the sizes 300, 521 and 600 span several panels of the default
-//! block width (256), and `k = 20000` with 40 rows several chunks of depth;
-//! `GPUMAT_SCALED_GRAM_NB` / `GPUMAT_SCALED_GRAM_KC` shrink both to test
-//! every path at small sizes.
+//! On the GPU the sizes 300, 521 and 600 span several block columns of the
+//! default width (256) on two queues, and 40 rows of depth 30000 two chunks
+//! of depth (a workspace holds 2²⁰ entries); `scripts/gpu-run.sh` runs the
+//! file again with `GPUMAT_SCALED_GRAM_NB=48 GPUMAT_SCALED_GRAM_KC=100`, so
+//! that every case takes many block columns and chunks.
 
 mod common;
 
@@ -122,7 +123,7 @@ fn full_and_rfp_storage_match_the_fp64_reference() {
     // Several panels and chunks of depth on the GPU, several chunks on the CPU.
     api_case::<f64>(600, 1200, true);
     api_case::<f32>(600, 1200, false);
-    api_case::<f64>(40, 20000, false);
+    api_case::<f64>(40, 30000, false);
 }
 
 /// The four RFP layouts through the generic assembly, at odd and even orders.
