@@ -9,8 +9,8 @@
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
 #
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
-# primitives cholesky lu qr; empty for none; each run cut at SANITIZE_TIMEOUT
-# seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
+# primitives cholesky lu qr scaled_gram; empty for none; each run cut at
+# SANITIZE_TIMEOUT seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
 # PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.."
 SUITES="api primitives kernels cholesky lu"
 # Householder QR and least squares (issue 5, part B).
 SUITES="$SUITES qr lstsq"
+# Scaled Gram matrices A·D²·Aᵀ (issue 5).
+SUITES="$SUITES scaled_gram"
 
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --bin gpumat
@@ -53,8 +55,15 @@ for t in .gpu/bin/test-*; do
     "$t" --test-threads=1 > "$OUT/$name.log" 2>&1
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
+# scaled_gram again with narrow block columns and short chunks of depth, so
+# that small tests take every path (several panels and chunks, both queues).
+if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-scaled_gram ]; then
+    GPUMAT_SCALED_GRAM_NB=48 GPUMAT_SCALED_GRAM_KC=100 .gpu/bin/test-scaled_gram --test-threads=1 \
+        > "$OUT/test-scaled_gram-small-panels.log" 2>&1
+    summary+=("test-scaled_gram NB=48 KC=100 (rc $?): $(grep -E '^test result' "$OUT/test-scaled_gram-small-panels.log" | tail -1)")
+fi
 # The suites that launch kernels, under both tools.
-for suite in ${SANITIZE-primitives cholesky lu qr}; do
+for suite in ${SANITIZE-primitives cholesky lu qr scaled_gram}; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1
@@ -62,7 +71,7 @@ for suite in ${SANITIZE-primitives cholesky lu qr}; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    for suite in ${BENCH_SUITES:-primitives cholesky lu qr}; do
+    for suite in ${BENCH_SUITES:-primitives cholesky lu qr gram}; do
         .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"

@@ -32,6 +32,9 @@ pub mod device;
 mod lu;
 pub mod matrix;
 mod ops;
+// Scaled Gram matrices and weighted least squares (issue 5).
+mod scaled_gram;
+pub use scaled_gram::scaled_gram_to_rfp;
 pub mod sym;
 pub mod tri;
 

@@ -46,6 +46,18 @@ impl<T: Scalar> Sym<T> {
         Ok(Sym { n: m, data, storage: SymStorage::Full })
     }
 
+    /// A symmetric matrix of order `n` from its RFP array (`n(n+1)/2 × 1`).
+    pub(crate) fn from_rfp_array(n: usize, data: Matrix<T>) -> Result<Self> {
+        let len = Rfp::new(n, Transr::Normal, Uplo::Lower).len();
+        if data.shape() != (len, 1) {
+            return Err(Error::dims(
+                "Sym::from_rfp_array",
+                format!("need {len}×1, got {}×{}", data.rows(), data.cols()),
+            ));
+        }
+        Ok(Sym { n, data, storage: SymStorage::Rfp })
+    }
+
     pub fn n(&self) -> usize {
         self.n
     }

@@ -241,3 +241,25 @@ pub fn laswp<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, ipiv: &View<'_, B, i32>
     }
     Ok(k)
 }
+
+/// `scaled_syrk`: `C` of `A`'s rows, `d` of `A`'s columns, `C` disjoint from both.
+pub fn scaled_syrk<B: Backend, T: Elem>(
+    uplo: Uplo,
+    a: &View<'_, B, T>,
+    d: &View<'_, B, T>,
+    c: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    syrk(uplo, Op::NoTrans, a, c)?;
+    scaling("scaled_syrk", d, a.cols(), c)
+}
+
+/// `scaled_gemm`: `C = A·diag(d)²·Bᵀ` shapes, `C` disjoint from the operands.
+pub fn scaled_gemm<B: Backend, T: Elem>(
+    a: &View<'_, B, T>,
+    b: &View<'_, B, T>,
+    d: &View<'_, B, T>,
+    c: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    gemm(a, Op::NoTrans, b, Op::Trans, c)?;
+    scaling("scaled_gemm", d, a.cols(), c)
+}

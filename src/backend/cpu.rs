@@ -2,6 +2,7 @@
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
 mod lu;
+mod scaled_gram;
 
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
@@ -611,6 +612,32 @@ impl Backend for Cpu {
         reverse: bool,
     ) -> Result<()> {
         lu::laswp(a, ipiv, shift, reverse)
+    }
+
+    // Scaled Gram matrices (issue 5), in `cpu/scaled_gram.rs`.
+
+    fn scaled_syrk<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        d: View<'_, Cpu, T>,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        self.scaled_syrk_impl(uplo, alpha, a, d, beta, c)
+    }
+
+    fn scaled_gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        b: View<'_, Cpu, T>,
+        d: View<'_, Cpu, T>,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        self.scaled_gemm_impl(alpha, a, b, d, beta, c)
     }
 }
 

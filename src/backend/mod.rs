@@ -328,6 +328,39 @@ pub trait Backend: Sized + Send + Sync + 'static {
         shift: usize,
         reverse: bool,
     ) -> Result<()>;
+
+    // Scaled Gram matrices A·D²·Aᵀ (weighted least squares, issue 5).
+
+    /// `C := α·A·diag(d)²·Aᵀ + β·C` on the `uplo` triangle of `C` only (the
+    /// other one is neither read nor written), for `A` of `n × k` and `d` a
+    /// vector block of `k` entries. `A` is not modified and no scaled copy
+    /// of all of it is made: a backend scales a block of rows (GPU) or of
+    /// columns (CPU) at a time into a small workspace. As in BLAS, `α = 0`
+    /// or `k = 0` gives `β·C` without reading `A`, and `β = 0` does not
+    /// read `C`.
+    fn scaled_syrk<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        alpha: T,
+        a: View<'_, Self, T>,
+        d: View<'_, Self, T>,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// `C := α·A·diag(d)²·Bᵀ + β·C` for `A` of `m × k`, `B` of `n × k` and
+    /// `d` a vector block of `k` entries: the off-diagonal blocks of a
+    /// scaled Gram matrix (the rectangle of RFP storage).
+    #[allow(clippy::too_many_arguments)]
+    fn scaled_gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Self, T>,
+        b: View<'_, Self, T>,
+        d: View<'_, Self, T>,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
 }
 
 /// How [`Backend::getrf_panel`] chooses its pivots.

@@ -10,6 +10,7 @@ pub(crate) mod blas;
 pub mod kernels;
 mod lu;
 mod qr;
+pub mod scaled_gram;
 mod transfer;
 pub mod vendor;
 
@@ -814,6 +815,32 @@ impl Backend for Cuda {
         reverse: bool,
     ) -> Result<()> {
         self.lu_laswp(a, ipiv, shift, reverse)
+    }
+
+    // Scaled Gram matrices (issue 5), in `cuda/scaled_gram.rs`.
+
+    fn scaled_syrk<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        d: View<'_, Cuda, T>,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.scaled_syrk_impl(uplo, alpha, a, d, beta, c)
+    }
+
+    fn scaled_gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        b: View<'_, Cuda, T>,
+        d: View<'_, Cuda, T>,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.scaled_gemm_impl(alpha, a, b, d, beta, c)
     }
 }
 

@@ -429,3 +429,87 @@ impl DenseLu {
         Ok(host[0])
     }
 }
+
+// Scaled Gram matrices (issue 5): the cuBLAS routes that `scaled_gram` is
+// measured against.
+
+/// `W := A·diag(d)` for the dense `m × n` buffer `A` into the full copy `W`
+/// (cuBLAS `dgmm`), the first step of both vendor routes.
+fn scale_columns<T: Scalar>(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    a: &CudaBuffer<T>,
+    d: &CudaBuffer<T>,
+    w: &mut CudaBuffer<T>,
+) -> Result<()> {
+    let dim = |x| blas::dim("dgmm", x);
+    let (a, d) = (View::dense(a, m, n)?, View::dense(d, n, 1)?);
+    let w = ViewMut::dense(w, m, n)?;
+    // SAFETY: dense blocks of live buffers of these shapes (checked by `dense`).
+    unsafe {
+        super::scaled_gram::dgmm::<T>(
+            *cuda.cublas().handle(),
+            (dim(m)?, dim(n)?),
+            (raw(&a), dim(m.max(1))?),
+            (raw(&d), 1),
+            (raw_mut(&w), dim(m.max(1))?),
+        )
+    }
+}
+
+/// The cuBLAS route to `A·diag(d)²·Aᵀ`: `W := A·diag(d)` into a full copy,
+/// then `C := W·Wᵀ` on the lower triangle (`dsyrk`). `C` is `m × m`.
+pub fn scaled_gram_syrk<T: Scalar>(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    a: &CudaBuffer<T>,
+    d: &CudaBuffer<T>,
+    w: &mut CudaBuffer<T>,
+    c: &mut CudaBuffer<T>,
+) -> Result<()> {
+    scale_columns(cuda, (m, n), a, d, w)?;
+    let dim = |x| blas::dim("syrk", x);
+    let (w, c) = (View::dense(w, m, n)?, ViewMut::dense(c, m, m)?);
+    // SAFETY: as `gemm`.
+    unsafe {
+        blas::syrk(
+            *cuda.cublas().handle(),
+            Uplo::Lower,
+            Op::NoTrans,
+            (dim(m)?, dim(n)?),
+            T::ONE,
+            (raw(&w), dim(m.max(1))?),
+            T::ZERO,
+            (raw_mut(&c), dim(m.max(1))?),
+        )
+    }
+}
+
+/// The full `gemm` route: `W := A·diag(d)`, then `C := W·Wᵀ` in both
+/// triangles (`dgemm`).
+pub fn scaled_gram_gemm<T: Scalar>(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    a: &CudaBuffer<T>,
+    d: &CudaBuffer<T>,
+    w: &mut CudaBuffer<T>,
+    c: &mut CudaBuffer<T>,
+) -> Result<()> {
+    scale_columns(cuda, (m, n), a, d, w)?;
+    let dim = |x| blas::dim("gemm", x);
+    let (w, c) = (View::dense(w, m, n)?, ViewMut::dense(c, m, m)?);
+    let ld = dim(m.max(1))?;
+    // SAFETY: as `gemm`.
+    unsafe {
+        blas::gemm(
+            *cuda.cublas().handle(),
+            (Op::NoTrans, Op::Trans),
+            (dim(m)?, dim(m)?, dim(n)?),
+            T::ONE,
+            (raw(&w), ld),
+            (raw(&w), ld),
+            T::ZERO,
+            (raw_mut(&c), ld),
+        )
+    }
+}

@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 
 #[path = "bench_lu.rs"]
 mod lu;
+// Scaled Gram matrices (issue 5).
+#[path = "bench_gram.rs"]
+mod gram;
 
 const TABLE_HEADER: &str =
     "| op | n | precision | gpumat ms | vendor ms | ratio | gpumat TFLOP/s | vendor TFLOP/s | notes |
@@ -39,6 +42,9 @@ pub enum Suite {
     Qr,
     /// LU with partial pivoting against cuSOLVER dgetrf.
     Lu,
+    /// A·D²·Aᵀ for A of m × 2m, full and RFP storage, against cuBLAS dgmm
+    /// + dsyrk and dgmm + dgemm: time, extra memory, difference.
+    Gram,
 }
 
 #[derive(clap::Args)]
@@ -202,6 +208,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::Trace => bench_cholesky::trace(cuda, args)?,
         Suite::Qr => crate::bench_qr::suite(cuda, args)?,
         Suite::Lu => lu::lu_suite(cuda, args)?,
+        Suite::Gram => gram::suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }
@@ -367,6 +374,10 @@ fn report(cuda: &Cuda, args: &Args, rows: &[Value]) -> Result<()> {
             "gpumat_n",
             "vendor_n",
             "capacity_ratio",
+            "extra_memory_over_a",
+            "max_rel_diff",
+            "diff_bound",
+            "gemm_route_ratio",
         ]
         .iter()
         .filter_map(|k| r.get(*k).and_then(Value::as_f64).map(|v| format!("{k} {v:.3e}")))

@@ -1,0 +1,151 @@
+//! `A·D²·Aᵀ`: the scaled Gram matrix of weighted least squares, computed
+//! from one triangle, in full or RFP storage.
+
+use super::device::Resident;
+use super::{Matrix, Sym, SymStorage};
+use crate::backend::{Backend, Block, BufferMut, View};
+use crate::layout::{Rfp, Transr, Uplo};
+use crate::{Error, Result, Scalar};
+
+/// Checks that `d` is a vector of `len` finite, non-negative weights and
+/// returns them on the host (a vector is cheap to read back).
+pub(crate) fn check_weights<T: Scalar>(op: &'static str, d: &Matrix<T>, len: usize) -> Result<Vec<T>> {
+    d.storage()?;
+    if d.rows().min(d.cols()) > 1 || d.rows() * d.cols() != len {
+        return Err(Error::dims(op, format!("d must be a vector of {len} weights, is {}×{}", d.rows(), d.cols())));
+    }
+    let host = d.to_host()?;
+    for (i, &w) in host.iter().enumerate() {
+        let v = w.to_f64();
+        if !v.is_finite() {
+            return Err(Error::NonFinite { what: "weights d".into(), row: i + 1, col: 1, value: v });
+        }
+        if v < 0.0 {
+            return Err(Error::InvalidArgument(format!("{op}: weight d[{}] = {v} is negative", i + 1)));
+        }
+    }
+    Ok(host)
+}
+
+/// Refuses a NaN or infinity in `a`, naming it `what`.
+pub(crate) fn check_finite<T: Scalar>(what: &str, a: &Matrix<T>) -> Result<()> {
+    if let Some((i, j)) = a.find_non_finite()? {
+        let value = a.entry(i, j)?.to_f64();
+        return Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value });
+    }
+    Ok(())
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// `A·diag(d)²·Aᵀ` for this `m × n` matrix `A` and `n` weights `d` (a row
+    /// or a column), in full storage. Only the lower triangle is computed
+    /// and written (the strict upper part of the new array is zero); no
+    /// scaled copy of `A` is made: on the GPU the extra memory is one or two
+    /// workspaces of a few percent of `A` (see
+    /// [`GramPlan`](crate::backend::cuda::scaled_gram::GramPlan)).
+    /// Each entry is within `γ_{n+3}·(|A|·D²·|A|ᵀ)ᵢⱼ` of the exact one.
+    ///
+    /// Refused, before any work: `d` not a vector of `n` entries
+    /// (`DimensionMismatch`), a negative weight or one whose square
+    /// overflows (`InvalidArgument`), a NaN or infinity in `d` or `A`
+    /// (`NonFinite`, naming the entry).
+    pub fn scaled_gram(&self, d: &Matrix<T>) -> Result<Sym<T>> {
+        self.scaled_gram_in(d, SymStorage::Full)
+    }
+
+    /// [`scaled_gram`](Self::scaled_gram) in RFP storage: `m(m+1)/2`
+    /// entries, each piece of the RFP rectangle computed in place.
+    pub fn scaled_gram_rfp(&self, d: &Matrix<T>) -> Result<Sym<T>> {
+        self.scaled_gram_in(d, SymStorage::Rfp)
+    }
+
+    /// [`scaled_gram`](Self::scaled_gram) in the storage asked for.
+    pub fn scaled_gram_in(&self, d: &Matrix<T>, storage: SymStorage) -> Result<Sym<T>> {
+        self.check_with(d)?;
+        let w = check_weights("scaled_gram", d, self.cols())?;
+        // Backends may scale by d² in one pass: a square that overflows would
+        // give ∞ (or 0·∞ = NaN) where the product is finite.
+        if let Some(i) = w.iter().position(|&x| !(x * x).to_f64().is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "scaled_gram: weight d[{}] = {:e} overflows when squared in {}",
+                i + 1,
+                w[i].to_f64(),
+                T::NAME
+            )));
+        }
+        check_finite("A", self)?;
+        self.scaled_gram_unchecked(d, storage)
+    }
+
+    /// The product without the checks on the values (shapes are checked by
+    /// the backend).
+    pub(crate) fn scaled_gram_unchecked(&self, d: &Matrix<T>, storage: SymStorage) -> Result<Sym<T>> {
+        let m = self.rows();
+        match storage {
+            SymStorage::Full => {
+                let g = with_backend!(self.device(), be => self.new_with(be, m, m, |c| {
+                    be.scaled_syrk(Uplo::Lower, T::ONE, self.view()?, d.view()?, T::ZERO, c)
+                }))?;
+                Sym::from_lower(g)
+            }
+            SymStorage::Rfp => {
+                let rfp = Rfp::new(m, Transr::Normal, Uplo::Lower);
+                let g = with_backend!(self.device(), be => {
+                    let mut out = be.alloc::<T>(rfp.len())?;
+                    scaled_gram_to_rfp(be, rfp, self.view()?, d.view()?, &BufferMut::new(&mut out))?;
+                    Matrix::from_storage(self.device().clone(), rfp.len(), 1, be.wrap(out))
+                });
+                Sym::from_rfp_array(m, g)
+            }
+        }
+    }
+}
+
+/// Fills the RFP array `arf` (`n(n+1)/2` entries from its start, any of the
+/// four layouts of `rfp`) with `A·diag(d)²·Aᵀ` for `A` of `n × k` and `k`
+/// weights `d`, piece by piece: the two diagonal blocks with
+/// [`Backend::scaled_syrk`] on their stored triangles, the rectangle with
+/// [`Backend::scaled_gemm`] (`A21` or its transpose as the layout keeps it).
+/// Every entry of the array is written; nothing is read from it. The values
+/// of `A` and `d` are not checked here (see [`Matrix::scaled_gram_in`]).
+pub fn scaled_gram_to_rfp<B: Backend, T: Scalar>(
+    be: &B,
+    rfp: Rfp,
+    a: View<'_, B, T>,
+    d: View<'_, B, T>,
+    arf: &BufferMut<'_, B, T>,
+) -> Result<()> {
+    if a.rows() != rfp.n {
+        return Err(Error::dims(
+            "scaled_gram_to_rfp",
+            format!("A has {} rows, the RFP matrix is of order {}", a.rows(), rfp.n),
+        ));
+    }
+    if arf.len() < rfp.len() {
+        return Err(Error::dims(
+            "scaled_gram_to_rfp",
+            format!("the RFP array needs n(n+1)/2 = {} entries, the buffer holds {}", rfp.len(), arf.len()),
+        ));
+    }
+    if rfp.n == 0 {
+        return Ok(());
+    }
+    let p = rfp.pieces();
+    let (n1, n2, k) = (p.n1, p.n2, a.cols());
+    let block = |offset: usize, rows: usize, cols: usize, ld: usize| Block { offset, rows, cols, ld };
+    let a1 = a.sub(0, 0, n1, k)?;
+    let a2 = a.sub(n1, 0, n2, k)?;
+    // The pieces are disjoint blocks of the one RFP array.
+    let one = T::ONE;
+    let t1 = block(p.t1.offset, p.t1.full.rows, p.t1.full.cols, p.t1.full.ld);
+    be.scaled_syrk(p.t1.uplo, one, a1, d, T::ZERO, arf.view_mut(t1)?)?;
+    if n2 > 0 {
+        let t2 = block(p.t2.offset, p.t2.full.rows, p.t2.full.cols, p.t2.full.ld);
+        be.scaled_syrk(p.t2.uplo, one, a2, d, T::ZERO, arf.view_mut(t2)?)?;
+        let s = block(p.s.offset, p.s.full.rows, p.s.full.cols, p.s.full.ld);
+        let s_is_a21 = (rfp.uplo == Uplo::Lower) != p.s.transposed;
+        let (x, y) = if s_is_a21 { (a2, a1) } else { (a1, a2) };
+        be.scaled_gemm(one, x, y, d, T::ZERO, arf.view_mut(s)?)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,340 @@
+//! `A·diag(d)²·Aᵀ` and `A·diag(d)²·Bᵀ` on the GPU without a scaled copy of
+//! `A`.
+//!
+//! `C` (`n × n`, one triangle) is computed by block columns of `nb` columns:
+//! for block column `j`, cuBLAS `dgmm` scales the `nb` rows `A_j` by `d²`
+//! into a workspace `W = A_j·D²` (`nb × k`, a few percent of `A`), `syrkx`
+//! forms the triangle of the diagonal block `A_j·Wᵀ` (never writing across
+//! the diagonal: RFP pieces share their rectangle), and one `gemm` of full
+//! depth `k` forms the rest of the block column, `A[j+nb:n, :]·Wᵀ` (lower)
+//! or `A[0:j, :]·Wᵀ` (upper). Almost all the work is in large `gemm`s and
+//! every entry of `C` is written once. Block columns alternate between this
+//! queue and the side queue, each with its own workspace, so that the
+//! scaling of one overlaps the `gemm` of the other and the short `gemm`s at
+//! the end of the triangle run two at a time.
+//!
+//! `scaled_gemm` (`C = A·D²·Bᵀ`, the RFP rectangle) is the same without
+//! the diagonal blocks: `W = B_j·D²`, `C[:, j-block] = A·Wᵀ`.
+//!
+//! When the workspace for full depth would be large next to `A` (few rows,
+//! very many columns: the data fits of the seed), the depth is taken in
+//! chunks of `kc` and a block column is accumulated with `β = 1` after its
+//! first chunk; the same block column always stays on the same queue.
+//!
+//! Tuning, for benchmarks: `GPUMAT_SCALED_GRAM_NB` (block width),
+//! `GPUMAT_SCALED_GRAM_KC` (depth per chunk) and `GPUMAT_SCALED_GRAM_STREAMS`
+//! (1 or 2) override the defaults of [`GramPlan::new`].
+
+use cudarc::cublas::sys::{self, cublasSideMode_t};
+
+use super::{Cuda, CudaBuffer, blas, raw, raw_mut};
+use crate::backend::{Backend, Op, View, ViewMut, check};
+use crate::layout::Uplo;
+use crate::{Result, Scalar};
+
+/// How a scaled Gram product is cut: block columns of `nb`, chunks of `kc`
+/// of the depth, on `streams` queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GramPlan {
+    pub nb: usize,
+    pub kc: usize,
+    pub streams: usize,
+    /// The depth `k` (for the size of `d²`).
+    pub k: usize,
+}
+
+impl GramPlan {
+    /// The plan for block columns taken from `rows` rows of depth `k`:
+    /// `nb = rows/64` rounded down to a multiple of 64 within 256..=1024, so
+    /// that each workspace of `nb × k` is at most about 3 % of the operand
+    /// once `rows ≥ 8192` and the `gemm`s stay wide; full depth (`kc = k`)
+    /// while a workspace fits in `max(rows·k/32, 2²⁰)` entries; two queues
+    /// when there are two block columns or more.
+    pub fn new(rows: usize, k: usize) -> GramPlan {
+        let nb = env_usize("GPUMAT_SCALED_GRAM_NB").unwrap_or((rows / 64 / 64 * 64).clamp(256, 1024));
+        let nb = nb.clamp(1, rows.max(1));
+        let budget = (rows.saturating_mul(k) / 32).max(1 << 20);
+        let kc = env_usize("GPUMAT_SCALED_GRAM_KC").unwrap_or(budget / nb).clamp(1, k.max(1));
+        let panels = rows.div_ceil(nb).max(1);
+        let streams = env_usize("GPUMAT_SCALED_GRAM_STREAMS").unwrap_or(2).clamp(1, 2).min(panels);
+        GramPlan { nb, kc, streams, k }
+    }
+
+    /// Device memory taken beyond the operands and the result: one `nb × kc`
+    /// workspace per queue and the `k` entries of `d²`.
+    pub fn workspace_bytes(&self, elem_size: usize) -> usize {
+        (self.streams * self.nb * self.kc + self.k) * elem_size
+    }
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok()?.parse().ok().filter(|&x| x > 0)
+}
+
+/// `C := X·diag(x)` for the `rows × cols` block `X` (cuBLAS `dgmm`; `C` may
+/// be `X` itself with the same leading dimension).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn dgmm<T: Scalar>(
+    h: sys::cublasHandle_t,
+    (rows, cols): (i32, i32),
+    (x, ldx): (u64, i32),
+    (d, incd): (u64, i32),
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let side = cublasSideMode_t::CUBLAS_SIDE_RIGHT;
+    // SAFETY: the caller passes device blocks of these shapes of element type `T`.
+    let s = unsafe {
+        if T::NAME == "f64" {
+            sys::cublasDdgmm(h, side, rows, cols, x as _, ldx, d as _, incd, c as _, ldc)
+        } else {
+            sys::cublasSdgmm(h, side, rows, cols, x as _, ldx, d as _, incd, c as _, ldc)
+        }
+    };
+    blas::status("dgmm", s)
+}
+
+/// `C := α·A·Bᵀ + β·C` on the `uplo` triangle of the `n × n` block `C`
+/// (cuBLAS `syrkx`: `A·Bᵀ` must be symmetric, as `A_j·(A_j·D²)ᵀ` is).
+#[allow(clippy::too_many_arguments)]
+unsafe fn syrkx<T: Scalar>(
+    h: sys::cublasHandle_t,
+    uplo: Uplo,
+    (n, k): (i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    beta: T,
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let (al, be) = (&alpha as *const T, &beta as *const T);
+    let (fill, op) = (blas::fill(uplo), blas::op(Op::NoTrans));
+    // SAFETY: the caller passes device blocks of these shapes of element type `T`.
+    let s = unsafe {
+        if T::NAME == "f64" {
+            sys::cublasDsyrkx(h, fill, op, n, k, al as _, a as _, lda, b as _, ldb, be as _, c as _, ldc)
+        } else {
+            sys::cublasSsyrkx(h, fill, op, n, k, al as _, a as _, lda, b as _, ldb, be as _, c as _, ldc)
+        }
+    };
+    blas::status("syrkx", s)
+}
+
+/// A block of device memory: address of `(0, 0)` and leading dimension.
+#[derive(Clone, Copy)]
+struct Dev {
+    ptr: u64,
+    ld: usize,
+}
+
+impl Dev {
+    /// Address of entry `(i, j)` for elements of `size` bytes.
+    fn at(self, i: usize, j: usize, size: usize) -> u64 {
+        self.ptr + ((i + j * self.ld) * size) as u64
+    }
+}
+
+/// What one block column needs: the rows scaled into the workspace and the
+/// block of the result they produce.
+struct Panel {
+    /// First row of the scaled operand (= first column of `C`'s block).
+    j: usize,
+    jb: usize,
+}
+
+impl Cuda {
+    /// `d²` into a fresh vector of `k` entries (`dgmm` of `d` as a `1 × k`
+    /// row by itself), so each panel is scaled in one pass.
+    fn weights_squared<T: Scalar>(&self, d: &View<'_, Cuda, T>, k: usize) -> Result<CudaBuffer<T>> {
+        let d2 = self.buffer::<T>(k, false)?;
+        let db = d.block();
+        let incd = if db.cols == 1 { 1 } else { db.ld };
+        let dim = |v| blas::dim("scaled_gram", v);
+        // SAFETY: `d` is a vector block of k entries with stride incd (checked);
+        // d2 holds k entries.
+        unsafe {
+            dgmm::<T>(*self.blas.handle(), (1, dim(k)?), (raw(d), dim(incd)?), (raw(d), dim(incd)?), (d2.ptr, 1))?;
+        }
+        Ok(d2)
+    }
+
+    /// Runs `panel(queue, workspace, p)` for `p` in `0..count`, block column
+    /// `p` on queue `p % streams` with that queue's workspace. The side
+    /// queue starts after what this queue has enqueued, and this queue
+    /// resumes after the side queue's share — also on failure, so that the
+    /// workspaces (freed on this queue) outlive their last use.
+    fn on_queues<T: Scalar>(
+        &self,
+        streams: usize,
+        count: usize,
+        workspaces: &[CudaBuffer<T>],
+        mut panel: impl FnMut(&Cuda, &CudaBuffer<T>, usize) -> Result<()>,
+    ) -> Result<()> {
+        if streams == 1 {
+            return (0..count).try_for_each(|p| panel(self, &workspaces[0], p));
+        }
+        let side = self.side()?;
+        side.wait_for(self)?;
+        let queues = [self, side];
+        let run = (0..count).try_for_each(|p| panel(queues[p % 2], &workspaces[p % 2], p));
+        let joined = self.wait_for(side);
+        run.and(joined)
+    }
+
+    /// Workspaces of `nb × kc` entries, one per queue.
+    fn workspaces<T: Scalar>(&self, plan: &GramPlan) -> Result<Vec<CudaBuffer<T>>> {
+        (0..plan.streams).map(|_| self.buffer::<T>(plan.nb * plan.kc, false)).collect()
+    }
+
+    /// `W := X[j:j+jb, c0:c0+cols]·diag(d²[c0:c0+cols])` into the dense
+    /// `jb × cols` workspace `w`.
+    #[allow(clippy::too_many_arguments)]
+    fn scale_panel<T: Scalar>(
+        &self,
+        x: Dev,
+        d2: &CudaBuffer<T>,
+        p: &Panel,
+        (c0, cols): (usize, usize),
+        w: &CudaBuffer<T>,
+    ) -> Result<()> {
+        let size = size_of::<T>();
+        let dim = |v| blas::dim("scaled_gram", v);
+        // SAFETY: a sub-block of the checked operand; `w` holds nb·kc ≥ jb·cols
+        // entries; d2 holds k entries.
+        unsafe {
+            dgmm::<T>(
+                *self.blas.handle(),
+                (dim(p.jb)?, dim(cols)?),
+                (x.at(p.j, c0, size), dim(x.ld)?),
+                (d2.ptr + (c0 * size) as u64, 1),
+                (w.ptr, dim(p.jb)?),
+            )
+        }
+    }
+
+    pub(super) fn scaled_syrk_impl<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        d: View<'_, Cuda, T>,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        check::scaled_syrk(uplo, &a, &d, &c)?;
+        let (n, k) = (a.rows(), a.cols());
+        if n == 0 {
+            return Ok(());
+        }
+        if k == 0 || alpha == T::ZERO {
+            // C := β·C on the triangle without reading A (cuBLAS: k = 0).
+            return Backend::syrk(self, uplo, Op::NoTrans, alpha, a.sub(0, 0, n, 0)?, beta, c);
+        }
+        let plan = GramPlan::new(n, k);
+        let d2 = self.weights_squared(&d, k)?;
+        let ws = self.workspaces::<T>(&plan)?;
+        let size = size_of::<T>();
+        let av = Dev { ptr: raw(&a), ld: a.block().ld };
+        let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
+        let dim = |v| blas::dim("scaled_syrk", v);
+        let (ld_a, ld_c) = (dim(av.ld)?, dim(cv.ld)?);
+        self.on_queues(plan.streams, n.div_ceil(plan.nb), &ws, |q, w, p| {
+            let j = p * plan.nb;
+            let panel = Panel { j, jb: plan.nb.min(n - j) };
+            let jb = dim(panel.jb)?;
+            let h = *q.blas.handle();
+            for c0 in (0..k).step_by(plan.kc) {
+                let cols = plan.kc.min(k - c0);
+                let beta = if c0 == 0 { beta } else { T::ONE };
+                q.scale_panel(av, &d2, &panel, (c0, cols), w)?;
+                // SAFETY: sub-blocks of the checked operands; W is jb × cols, ld jb.
+                unsafe {
+                    syrkx(
+                        h,
+                        uplo,
+                        (jb, dim(cols)?),
+                        alpha,
+                        (av.at(j, c0, size), ld_a),
+                        (w.ptr, jb),
+                        beta,
+                        (cv.at(j, j, size), ld_c),
+                    )?;
+                    // The rest of the block column, below (lower) or above (upper).
+                    let (r0, rows) = match uplo {
+                        Uplo::Lower => (j + panel.jb, n - j - panel.jb),
+                        Uplo::Upper => (0, j),
+                    };
+                    if rows > 0 {
+                        blas::gemm(
+                            h,
+                            (Op::NoTrans, Op::Trans),
+                            (dim(rows)?, jb, dim(cols)?),
+                            alpha,
+                            (av.at(r0, c0, size), ld_a),
+                            (w.ptr, jb),
+                            beta,
+                            (cv.at(r0, j, size), ld_c),
+                        )?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scaled_gemm_impl<T: Scalar>(
+        &self,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        b: View<'_, Cuda, T>,
+        d: View<'_, Cuda, T>,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        check::scaled_gemm(&a, &b, &d, &c)?;
+        let (m, n, k) = (a.rows(), b.rows(), a.cols());
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        if k == 0 || alpha == T::ZERO {
+            // C := β·C without reading A or B (cuBLAS: k = 0).
+            let (a0, b0) = (a.sub(0, 0, m, 0)?, b.sub(0, 0, n, 0)?);
+            return Backend::gemm(self, alpha, a0, Op::NoTrans, b0, Op::Trans, beta, c);
+        }
+        // Block columns of C are block rows of B.
+        let plan = GramPlan::new(n, k);
+        let d2 = self.weights_squared(&d, k)?;
+        let ws = self.workspaces::<T>(&plan)?;
+        let size = size_of::<T>();
+        let av = Dev { ptr: raw(&a), ld: a.block().ld };
+        let bv = Dev { ptr: raw(&b), ld: b.block().ld };
+        let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
+        let dim = |v| blas::dim("scaled_gemm", v);
+        let (ld_a, ld_c) = (dim(av.ld)?, dim(cv.ld)?);
+        self.on_queues(plan.streams, n.div_ceil(plan.nb), &ws, |q, w, p| {
+            let j = p * plan.nb;
+            let panel = Panel { j, jb: plan.nb.min(n - j) };
+            let jb = dim(panel.jb)?;
+            let h = *q.blas.handle();
+            for c0 in (0..k).step_by(plan.kc) {
+                let cols = plan.kc.min(k - c0);
+                let beta = if c0 == 0 { beta } else { T::ONE };
+                q.scale_panel(bv, &d2, &panel, (c0, cols), w)?;
+                // SAFETY: sub-blocks of the checked operands; W is jb × cols, ld jb.
+                unsafe {
+                    blas::gemm(
+                        h,
+                        (Op::NoTrans, Op::Trans),
+                        (dim(m)?, jb, dim(cols)?),
+                        alpha,
+                        (av.at(0, c0, size), ld_a),
+                        (w.ptr, jb),
+                        beta,
+                        (cv.at(0, j, size), ld_c),
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+}
