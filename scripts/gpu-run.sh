@@ -18,6 +18,8 @@ cd "$(dirname "$0")/.."
 SUITES="api primitives kernels cholesky lu"
 # Householder QR and least squares (issue 5, part B).
 SUITES="$SUITES qr lstsq"
+# Mixed-precision weighted least squares (issue 5, items 2, 4 and 6).
+SUITES="$SUITES wls"
 
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --bin gpumat
@@ -52,6 +54,13 @@ for t in .gpu/bin/test-*; do
     "$t" --test-threads=1 > "$OUT/$name.log" 2>&1
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
+# The seed's Tables 1 and 2 on the GPU (weighted least squares, issue 5).
+for table in "" --ill-conditioned; do
+    [ -n "${SKIP_TESTS:-}" ] && break
+    .gpu/bin/gpumat wls-table $table --sizes 512,1024,1536,2048,4096 > "$OUT/wls-table$table.log" 2>&1
+    summary+=("wls-table $table (rc $?)")
+    cat "$OUT/wls-table$table.log"
+done
 # The suites that launch kernels, under both tools.
 for suite in ${SANITIZE-primitives cholesky lu qr}; do
     for tool in memcheck racecheck; do
@@ -61,7 +70,7 @@ for suite in ${SANITIZE-primitives cholesky lu qr}; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    for suite in ${BENCH_SUITES:-primitives cholesky lu qr}; do
+    for suite in ${BENCH_SUITES:-primitives cholesky lu qr wls}; do
         .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"

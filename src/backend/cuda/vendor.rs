@@ -429,3 +429,91 @@ impl DenseLu {
         Ok(host[0])
     }
 }
+
+// Weighted least squares (issue 5, item 6): the all-FP64 vendor pipeline,
+// cuBLAS `dgmm` + `dsyrk` for A·D²·Aᵀ, cuSOLVER `dpotrf` + `dpotrs`.
+
+/// cuBLAS `dgmm`: `W := A·diag(d)` for the dense `m × n` buffer `a` and `n`
+/// entries `d`, out of place into the dense `w` (the scaled copy of `A`
+/// that gpumat's `scaled_gram` avoids).
+pub fn scale_columns(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    a: &CudaBuffer<f64>,
+    d: &CudaBuffer<f64>,
+    w: &mut CudaBuffer<f64>,
+) -> Result<()> {
+    let (dm, dn) = (blas::dim("dgmm", m)?, blas::dim("dgmm", n)?);
+    let (a, d) = (View::dense(a, m, n)?, View::dense(d, n, 1)?);
+    let w = ViewMut::dense(w, m, n)?;
+    // SAFETY: dense blocks of live buffers of these shapes (checked above).
+    let s = unsafe {
+        cudarc::cublas::sys::cublasDdgmm(
+            *cuda.cublas().handle(),
+            cudarc::cublas::sys::cublasSideMode_t::CUBLAS_SIDE_RIGHT,
+            dm,
+            dn,
+            raw(&a) as *const f64,
+            dm.max(1),
+            raw(&d) as *const f64,
+            1,
+            raw_mut(&w) as *mut f64,
+            dm.max(1),
+        )
+    };
+    blas::status("dgmm", s)
+}
+
+/// cuBLAS `dsyrk`, lower: `C := W·Wᵀ` for the dense `m × n` buffer `w`.
+pub fn syrk_wide(cuda: &Cuda, (m, n): (usize, usize), w: &CudaBuffer<f64>, c: &mut CudaBuffer<f64>) -> Result<()> {
+    let (dm, dn) = (blas::dim("syrk", m)?, blas::dim("syrk", n)?);
+    let w = View::dense(w, m, n)?;
+    let c = ViewMut::dense(c, m, m)?;
+    // SAFETY: dense blocks of live buffers (checked by `View::dense`).
+    unsafe {
+        blas::syrk(
+            *cuda.cublas().handle(),
+            Uplo::Lower,
+            Op::NoTrans,
+            (dm, dn),
+            1.0,
+            (raw(&w), dm.max(1)),
+            0.0,
+            (raw_mut(&c), dm.max(1)),
+        )
+    }
+}
+
+impl DenseCholesky {
+    /// cuSOLVER's `dpotrs` (`cusolverDnXpotrs`): overwrites the dense
+    /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
+    /// [`factor`](Self::factor).
+    pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<f64>, b: &mut CudaBuffer<f64>, nrhs: usize) -> Result<()> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let n = self.n;
+        let a = View::dense(a, n, n)?;
+        let b = ViewMut::dense(b, n, nrhs)?;
+        let (info, _) = self.info.device_ptr_mut(cuda.stream());
+        // SAFETY: dense blocks of live buffers (checked above).
+        let status = unsafe {
+            sys::cusolverDnXpotrs(
+                self.handle.cu(),
+                self.params.0,
+                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                n as i64,
+                nrhs as i64,
+                CUDA_R_64F,
+                raw(&a) as *const std::ffi::c_void,
+                n.max(1) as i64,
+                CUDA_R_64F,
+                raw_mut(&b) as *mut std::ffi::c_void,
+                n.max(1) as i64,
+                info as *mut i32,
+            )
+        };
+        if status != CUSOLVER_STATUS_SUCCESS {
+            return Err(Error::Device(format!("cuSOLVER Xpotrs: {status:?}")));
+        }
+        Ok(())
+    }
+}

@@ -39,6 +39,9 @@ pub enum Suite {
     Qr,
     /// LU with partial pivoting against cuSOLVER dgetrf.
     Lu,
+    /// Mixed-precision weighted least squares (m × 2m, f32 Cholesky refined
+    /// to FP64) against cuBLAS dgmm + dsyrk and cuSOLVER dpotrf + dpotrs.
+    Wls,
 }
 
 #[derive(clap::Args)]
@@ -202,6 +205,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::Trace => bench_cholesky::trace(cuda, args)?,
         Suite::Qr => crate::bench_qr::suite(cuda, args)?,
         Suite::Lu => lu::lu_suite(cuda, args)?,
+        Suite::Wls => crate::bench_wls::suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }

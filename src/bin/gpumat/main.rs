@@ -14,6 +14,7 @@ mod fit;
 mod lstsq;
 mod plot;
 // Mixed-precision weighted least squares (issue 5, items 2, 4 and 6).
+mod bench_wls;
 mod wls_table;
 
 use std::process::ExitCode;
