@@ -269,3 +269,21 @@ fn bad_input_is_a_clear_error() {
     let e = wls(&da, &db, Some(&dd(&vec![0.0; n]))).unwrap_err();
     assert!(matches!(e, Error::RankDeficient { .. }), "{e}");
 }
+
+#[test]
+fn the_seeds_absolute_stopping_test_is_available() {
+    // The paper's ε = 1e−8 on ‖r‖₂/‖x‖₂: with ‖G‖ ≈ m·n/8 here that is a
+    // backward error near 1e−8/‖G‖, so the refined error is still far below
+    // the f32 solve's.
+    let m = 64;
+    let (a, d, b) = seed_problem(9, m, false);
+    let (reference, kappa) = faer_normal_equations(&a, m, 2 * m, &d, &b);
+    let params = WlsParams { stopping: gpumat::Stopping::Absolute(1e-8), ..Default::default() };
+    let sol = wls_with(&upload(&a, m, 2 * m), &upload(&b, 2 * m, 1), Some(&upload(&d, 2 * m, 1)), params).unwrap();
+    assert_eq!(sol.path, WlsPath::Refined);
+    let refined = rel_error(&host(&sol.x), &reference);
+    let first = rel_error(&host(sol.first_solve.as_ref().unwrap()), &reference);
+    let g_norm = (m * 2 * m) as f64 / 8.0;
+    assert!(refined <= kappa * 1e-8 / g_norm * 10.0, "refined {refined:e}");
+    assert!(first > 100.0 * refined, "x₀ {first:e}, refined {refined:e}");
+}

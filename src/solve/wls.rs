@@ -124,8 +124,10 @@ pub struct WlsTimings {
     pub gram: Duration,
     /// Casting `G` and factoring it in low precision (or FP64 when asked).
     pub factor: Duration,
-    /// The first solve and the refinement steps, and the condition estimate.
+    /// The first solve and the refinement steps.
     pub refine: Duration,
+    /// The condition estimate of `G` (a handful of solves with the factor).
+    pub condition: Duration,
     /// Anything after the first path failed: the FP64 factorization and
     /// solve, or QR.
     pub fallback: Duration,
@@ -188,6 +190,9 @@ pub fn solve_normal_equations<B: Backend>(
                 Ok(l) => {
                     let start = Instant::now();
                     let refined = refine::<B, f32>(be, g_view, g_norm, c, &l, m, params)?;
+                    be.synchronize()?;
+                    timings.refine = start.elapsed();
+                    let start = Instant::now();
                     let outcome = match refined {
                         Ok(mut s) => {
                             s.condition = g_norm * inverse_norm1::<B, f32>(be, &l, m)?;
@@ -203,7 +208,7 @@ pub fn solve_normal_equations<B: Backend>(
                         Err(why) => Err(why),
                     };
                     be.synchronize()?;
-                    timings.refine = start.elapsed();
+                    timings.condition = start.elapsed();
                     outcome
                 }
             }

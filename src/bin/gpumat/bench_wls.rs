@@ -134,11 +134,12 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
         let (mm, nn) = (m as f64, n as f64);
         println!(
-            "wls m = {m}, n = {n}: ours {t_ours:.2} ms (gram {:.2}, f32 factor {:.2}, refinement {:.2}, fallback {:.2}; {path}), \
+            "wls m = {m}, n = {n}: ours {t_ours:.2} ms (gram {:.2}, f32 factor {:.2}, refinement {:.2}, condition estimate {:.2}, fallback {:.2}; {path}), \
              vendor {t_vendor:.2} ms, ratio {:.2}; ‖x − x_FP64‖/‖x_FP64‖ = {rel_error:.2e} (target ≤ 1e-12)",
             ms(timings.gram),
             ms(timings.factor),
             ms(timings.refine),
+            ms(timings.condition),
             ms(timings.fallback),
             t_vendor / t_ours
         );
@@ -158,6 +159,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "gram_ms": ms(timings.gram),
                 "factor_ms": ms(timings.factor),
                 "refine_ms": ms(timings.refine),
+                "condition_ms": ms(timings.condition),
                 "fallback_ms": ms(timings.fallback),
                 "gpumat_bytes": 8 * (m * n + m * m) + 4 * m * m,
                 "vendor_bytes": 8 * (2 * m * n + m * m) + chol.workspace_bytes(),
