@@ -98,8 +98,8 @@ fn table_2_ill_conditioned_weights() {
 /// singular once rounded to f32: rows 0 and 1 are `1` and `1 ± ε`
 /// (alternating, `ε = 15·2⁻¹⁶`, all sums exact in FP64), so `G₀₀ = G₀₁ = n`
 /// and `G₁₁ = n(1 + ε²)` with `ε² < 2⁻²⁴`, which rounds to `n` in f32; with
-/// `n = 64`, `√n` is exact and the second pivot is exactly 0 on any
-/// hardware. The other rows are random.
+/// `n = 64`, `√n` is exact and the second pivot is exactly 0 with correctly
+/// rounded square roots. The other rows are random.
 fn singular_in_f32(m: usize) -> (Vec<f64>, Vec<f64>) {
     let n = 64;
     let eps = 15.0 * 2f64.powi(-16);
@@ -125,7 +125,13 @@ fn beyond_single_precision_falls_back_to_fp64() {
     let err = rel_error(&host(&sol.x), &reference);
     eprintln!("breakdown: κ = {kappa:.2e} ({:.2e}), path {}, error {err:.2e}", sol.condition, sol.path);
     let WlsPath::Fp64 { reason } = &sol.path else { panic!("path {:?}", sol.path) };
-    assert!(reason.contains("f32 Cholesky broke down at column 2"), "{reason}");
+    // Exactly 0 in IEEE arithmetic; a GPU kernel using an approximate
+    // reciprocal square root may leave a tiny positive pivot instead, and
+    // then refinement with that factor fails: a fallback either way.
+    assert!(reason.contains("f32 Cholesky broke down at column 2") || reason.contains("refinement"), "{reason}");
+    if device().is_cpu() {
+        assert!(reason.contains("f32 Cholesky broke down at column 2"), "{reason}");
+    }
     assert!(err <= kappa * f64::EPSILON, "error {err:e} > κ·ε = {:e}", kappa * f64::EPSILON);
     assert!(sol.relative_residual <= (m as f64).sqrt() * f64::EPSILON);
     assert!(sol.condition >= kappa / 10.0);

@@ -375,6 +375,22 @@ fn refine<B: Backend, T: Scalar>(
         {
             return Ok(Err(format!("refinement stalled at step {iteration} (relative residual {relative:.2e})")));
         }
+        // At the rate of the last two steps, would the test hold within the
+        // iteration limit? If not, the FP64 factor is cheaper than waiting.
+        if let [.., a, b] = history[..]
+            && !within_tolerance
+            && matches!(params.stopping, Stopping::Backward)
+        {
+            let rate = (relative / a).sqrt();
+            let needed = ((tolerance / relative).ln() / rate.ln()).ceil();
+            if rate < 1.0 && b > 0.0 && needed > (params.max_iterations - iteration) as f64 {
+                return Ok(Err(format!(
+                    "refinement too slow at step {iteration} (relative residual {relative:.2e}, contraction {rate:.2} \
+                     per step: about {needed} more steps needed, limit {})",
+                    params.max_iterations
+                )));
+            }
+        }
         history.push(relative);
         if iteration == params.max_iterations {
             break;

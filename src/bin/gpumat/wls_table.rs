@@ -92,7 +92,19 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     println!("errors are ‖x − x_FP64‖₂/‖x_FP64‖₂ against the FP64 solve on the same device; times in seconds");
     println!(
         "{:>6} {:>9} {:>10} {:>10} {:>5} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
-        "m", "kappa1", "err_x0", "err_ref", "iter", "path", "gram", "factor32", "refine", "cond", "mixed", "fp64", "speedup"
+        "m",
+        "kappa1",
+        "err_x0",
+        "err_ref",
+        "iter",
+        "path",
+        "gram",
+        "factor32",
+        "refine",
+        "cond",
+        "mixed",
+        "fp64",
+        "speedup"
     );
     for &m in &args.sizes {
         let p = upload(dev, args.seed, m, args.ill_conditioned)?;
