@@ -76,8 +76,10 @@ fn table_row(m: usize, ill: bool, bound: f64) {
     assert!(sol.iterations >= 1);
     // The backward error the stopping test promises: ‖r‖∞ ≤ √m·ε·‖G‖∞‖x‖∞.
     assert!(sol.relative_residual <= (m as f64).sqrt() * f64::EPSILON, "η = {:e}", sol.relative_residual);
-    // The 1-norm estimate is a lower bound, rarely off by more than 3.
-    assert!(sol.condition <= kappa * 1.0001 && sol.condition >= kappa / 10.0, "κ {kappa:e} vs {:e}", sol.condition);
+    // The 1-norm estimate is a lower bound for the matrix it sees, rarely
+    // low by more than 3; it sees the f32-rounded G, whose inverse differs
+    // from G⁻¹ by about κ·u₃₂ relative: a factor 10 either way.
+    assert!(sol.condition <= kappa * 10.0 && sol.condition >= kappa / 10.0, "κ {kappa:e} vs {:e}", sol.condition);
 }
 
 #[test]
