@@ -122,7 +122,9 @@ impl std::fmt::Display for WlsPath {
 pub struct WlsTimings {
     /// Forming `G = A·D²·Aᵀ` and `c = A·D²·b` in FP64.
     pub gram: Duration,
-    /// Casting `G` and factoring it in low precision (or FP64 when asked).
+    /// Casting `G` and factoring it in low precision; with
+    /// [`Precision::F64`], the whole FP64 path (factor, condition estimate,
+    /// solve and FP64 refinement).
     pub factor: Duration,
     /// The first solve and the refinement steps.
     pub refine: Duration,

@@ -89,7 +89,8 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let table =
         if args.ill_conditioned { "Table 2 (D²ᵢᵢ = 10^(−4+8i/(n−1)))" } else { "Table 1 (D² uniform)" };
     println!("{table}: A, b uniform in [0, 1], n = 2m, seed {}, on {}", args.seed, dev.describe());
-    println!("errors are ‖x − x_FP64‖₂/‖x_FP64‖₂ against the FP64 solve on the same device; times in seconds");
+    println!("errors are ‖x − x_FP64‖₂/‖x_FP64‖₂ against the FP64 solve on the same device; times in seconds:");
+    println!("mixed = gram + factor32 + refine + cond (+ fallback); fp64 = gram + FP64 Cholesky, estimate and solve");
     println!(
         "{:>6} {:>9} {:>10} {:>10} {:>5} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
         "m",
