@@ -295,3 +295,21 @@ fn the_seeds_absolute_stopping_test_is_available() {
     assert!(refined <= kappa * 1e-8 / g_norm * 10.0, "refined {refined:e}");
     assert!(first > 100.0 * refined, "x₀ {first:e}, refined {refined:e}");
 }
+
+#[test]
+fn one_unknown_is_the_weighted_mean() {
+    // A = ones (1 × n): x = Σ dₖ²bₖ / Σ dₖ², refined to FP64 level.
+    let n = 7;
+    let b: Vec<f64> = (0..n).map(|k| 1.0 + 0.25 * k as f64).collect();
+    let d: Vec<f64> = (0..n).map(|k| 0.5 + 0.1 * k as f64).collect();
+    let mean = (0..n).map(|k| d[k] * d[k] * b[k]).sum::<f64>() / d.iter().map(|v| v * v).sum::<f64>();
+    let sol = wls(&upload(&vec![1.0; n], 1, n), &upload(&b, 1, n), Some(&upload(&d, 1, n))).unwrap();
+    assert_eq!(sol.path, WlsPath::Refined);
+    let x = host(&sol.x)[0];
+    assert!((x - mean).abs() <= 4.0 * f64::EPSILON * mean, "{x} vs {mean}");
+    // Square problems (n = m) are interpolation: residual zero.
+    let sq = wls(&upload(&[2.0, 0.0, 1.0, 3.0], 2, 2), &upload(&[4.0, 7.0], 2, 1), None).unwrap();
+    // Aᵀx = b with Aᵀ = [2 0; 1 3]: x = (2, 5/3).
+    let x = host(&sq.x);
+    assert!((x[0] - 2.0).abs() <= 1e-15 && (x[1] - 5.0 / 3.0).abs() <= 1e-15, "{x:?}");
+}
