@@ -19,8 +19,8 @@ cd "$(dirname "$0")/.."
 SUITES="api primitives kernels cholesky lu"
 # Householder QR and least squares (issue 5, part B).
 SUITES="$SUITES qr lstsq"
-# Scaled Gram matrices A·D²·Aᵀ (issue 5).
-SUITES="$SUITES scaled_gram"
+# Scaled Gram matrices A·D²·Aᵀ and mixed-precision weighted least squares (issue 5).
+SUITES="$SUITES scaled_gram wls"
 
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --bin gpumat
@@ -62,6 +62,15 @@ if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-scaled_gram ]; then
         > "$OUT/test-scaled_gram-small-panels.log" 2>&1
     summary+=("test-scaled_gram NB=48 KC=100 (rc $?): $(grep -E '^test result' "$OUT/test-scaled_gram-small-panels.log" | tail -1)")
 fi
+# The seed's Tables 1 and 2 on the GPU (weighted least squares, issue 5).
+for table in "" --ill-conditioned; do
+    [ -n "${SKIP_TESTS:-}" ] && break
+    sizes=512,1024,1536,2048
+    [ -z "$table" ] && sizes=$sizes,4096,8192
+    .gpu/bin/gpumat wls-table $table --sizes $sizes > "$OUT/wls-table$table.log" 2>&1
+    summary+=("wls-table $table (rc $?)")
+    cat "$OUT/wls-table$table.log"
+done
 # The suites that launch kernels, under both tools.
 for suite in ${SANITIZE-primitives cholesky lu qr scaled_gram}; do
     for tool in memcheck racecheck; do
@@ -71,7 +80,7 @@ for suite in ${SANITIZE-primitives cholesky lu qr scaled_gram}; do
     done
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
-    for suite in ${BENCH_SUITES:-primitives cholesky lu qr gram}; do
+    for suite in ${BENCH_SUITES:-primitives cholesky lu qr gram wls}; do
         .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"

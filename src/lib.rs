@@ -21,3 +21,7 @@ pub use scalar::{Elem, Scalar};
 
 // Householder QR and least squares (issue 5, part B).
 pub use api::{LstsqSolution, Qr, lstsq, lstsq_with};
+
+// Mixed-precision weighted least squares (issue 5, items 2 and 4).
+pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};
+pub use solve::wls::{Precision, Stopping, WlsParams, WlsPath, WlsTimings};

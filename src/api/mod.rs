@@ -52,3 +52,7 @@ mod lstsq;
 mod qr;
 pub use lstsq::{LstsqSolution, lstsq, lstsq_with};
 pub use qr::Qr;
+
+// Weighted least squares by mixed-precision normal equations (issue 5, items 2 and 4).
+mod wls;
+pub use wls::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};

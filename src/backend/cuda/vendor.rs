@@ -435,7 +435,7 @@ impl DenseLu {
 
 /// `W := A·diag(d)` for the dense `m × n` buffer `A` into the full copy `W`
 /// (cuBLAS `dgmm`), the first step of both vendor routes.
-fn scale_columns<T: Scalar>(
+pub fn scale_columns<T: Scalar>(
     cuda: &Cuda,
     (m, n): (usize, usize),
     a: &CudaBuffer<T>,
@@ -511,5 +511,41 @@ pub fn scaled_gram_gemm<T: Scalar>(
             T::ZERO,
             (raw_mut(&c), ld),
         )
+    }
+}
+
+// Weighted least squares: cuSOLVER dpotrs, the solve of the all-FP64 pipeline.
+
+impl DenseCholesky {
+    /// cuSOLVER's `dpotrs` (`cusolverDnXpotrs`): overwrites the dense
+    /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
+    /// [`factor`](Self::factor).
+    pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<f64>, b: &mut CudaBuffer<f64>, nrhs: usize) -> Result<()> {
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let n = self.n;
+        let a = View::dense(a, n, n)?;
+        let b = ViewMut::dense(b, n, nrhs)?;
+        let (info, _) = self.info.device_ptr_mut(cuda.stream());
+        // SAFETY: dense blocks of live buffers (checked above).
+        let status = unsafe {
+            sys::cusolverDnXpotrs(
+                self.handle.cu(),
+                self.params.0,
+                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                n as i64,
+                nrhs as i64,
+                CUDA_R_64F,
+                raw(&a) as *const std::ffi::c_void,
+                n.max(1) as i64,
+                CUDA_R_64F,
+                raw_mut(&b) as *mut std::ffi::c_void,
+                n.max(1) as i64,
+                info as *mut i32,
+            )
+        };
+        if status != CUSOLVER_STATUS_SUCCESS {
+            return Err(Error::Device(format!("cuSOLVER Xpotrs: {status:?}")));
+        }
+        Ok(())
     }
 }

@@ -45,6 +45,9 @@ pub enum Suite {
     /// A·D²·Aᵀ for A of m × 2m, full and RFP storage, against cuBLAS dgmm
     /// + dsyrk and dgmm + dgemm: time, extra memory, difference.
     Gram,
+    /// Mixed-precision weighted least squares (m × 2m, f32 Cholesky refined
+    /// to FP64) against cuBLAS dgmm + dsyrk and cuSOLVER dpotrf + dpotrs.
+    Wls,
 }
 
 #[derive(clap::Args)]
@@ -209,6 +212,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::Qr => crate::bench_qr::suite(cuda, args)?,
         Suite::Lu => lu::lu_suite(cuda, args)?,
         Suite::Gram => gram::suite(cuda, args)?,
+        Suite::Wls => crate::bench_wls::suite(cuda, args)?,
     };
     report(cuda, args, &rows)
 }

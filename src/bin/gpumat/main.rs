@@ -13,6 +13,9 @@ mod bench_qr;
 mod fit;
 mod lstsq;
 mod plot;
+// Mixed-precision weighted least squares (issue 5, items 2, 4 and 6).
+mod bench_wls;
+mod wls_table;
 
 use std::process::ExitCode;
 
@@ -67,6 +70,9 @@ enum Command {
     Inv(lu::InvArgs),
     /// The determinant of a square matrix, through LU (0 if singular).
     Det(lu::DetArgs),
+    /// The seed's Tables 1 and 2: random weighted least squares solved by
+    /// f32 Cholesky refined to FP64 accuracy, against an FP64 solve.
+    WlsTable(wls_table::Args),
 }
 
 fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
@@ -88,6 +94,7 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Rref(args) => lu::rref(&device(&cli.device)?, &args),
         Command::Inv(args) => lu::inv(&device(&cli.device)?, &args),
         Command::Det(args) => lu::det(&device(&cli.device)?, &args),
+        Command::WlsTable(args) => wls_table::run(&device(&cli.device)?, &args),
     }
 }
 

@@ -1,0 +1,160 @@
+//! `wls`: weighted least squares by the normal equations `A·D²·Aᵀ·x = A·D²·b`,
+//! factored in low precision and refined to FP64 accuracy, with an FP64 and
+//! a QR fallback (see [`crate::solve::wls`]).
+
+use std::time::Instant;
+
+use super::Matrix;
+use super::device::Resident;
+use super::scaled_gram::{check_finite, check_weights};
+use crate::Result;
+use crate::error::Error;
+use crate::solve::lstsq::LstsqParams;
+use crate::solve::wls::{self as core, NormalOutcome, WlsParams, WlsPath, WlsTimings};
+
+/// The solution of a weighted least-squares problem and how it was found.
+#[derive(Debug)]
+pub struct WlsSolution {
+    /// The coefficients, `m × 1`, in FP64 on the problem's device.
+    pub x: Matrix<f64>,
+    /// The first solve `x₀` from the low-precision factor (from the FP64
+    /// factor on the FP64 path), before refinement; `None` on the QR path.
+    pub first_solve: Option<Matrix<f64>>,
+    /// Refinement steps after `x₀` (on the FP64 path, those with the FP64
+    /// factor; on the QR path, those of `lstsq`).
+    pub iterations: usize,
+    /// `‖c − G·x‖∞ / (‖G‖∞·‖x‖∞)` for `G = A·D²·Aᵀ`, `c = A·D²·b`, in FP64:
+    /// the normwise backward error of `x` for the normal equations.
+    pub relative_residual: f64,
+    /// Estimated 1-norm condition number of `G` (infinite when `G` is not
+    /// positive definite in FP64).
+    pub condition: f64,
+    /// Which method produced `x`, and why.
+    pub path: WlsPath,
+    pub timings: WlsTimings,
+}
+
+/// Solves `min ‖D·(b − Aᵀ·x)‖₂` over `x`, in the seed's orientation: `A` is
+/// `m × n` with `m` unknowns and `n ≥ m` observations (column `k` of `A`
+/// holds the basis functions at observation `k`), `b` has `n` entries, and
+/// `d` holds `n` weights `dₖ ≥ 0` (`1/σₖ` for measurement errors `σₖ`; no
+/// weights means all ones). For rows as observations use [`wls_rows`].
+///
+/// `G = A·D²·Aᵀ` is formed in FP64 from one triangle, factored in `f32`, and
+/// the solution refined with FP64 residuals until it is as accurate as an
+/// FP64 solve (the seed's Algorithm 1). If the `f32` factorization breaks
+/// down or refinement stalls, an FP64 Cholesky is used; if `G`'s condition
+/// estimate exceeds `1e9`, the normal equations are abandoned for QR of the
+/// weighted design ([`lstsq`](crate::lstsq)). [`WlsSolution::path`] says which,
+/// and why. Waits for the result.
+///
+/// Errors: `b` or `d` not vectors of `n` entries, or `n < m`
+/// ([`Error::DimensionMismatch`]); a NaN or infinity ([`Error::NonFinite`]);
+/// a negative weight ([`Error::InvalidArgument`]); a rank-deficient design
+/// ([`Error::RankDeficient`], from the QR route).
+pub fn wls(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>) -> Result<WlsSolution> {
+    wls_with(a, b, d, WlsParams::default())
+}
+
+/// [`wls`] in the usual orientation: `a` is `n × m`, one row per
+/// observation, and the weight `dᵢ` multiplies row `i`'s residual. Makes
+/// one transposed copy of `a`.
+pub fn wls_rows(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>) -> Result<WlsSolution> {
+    wls_rows_with(a, b, d, WlsParams::default())
+}
+
+/// [`wls_rows`] with explicit tuning.
+pub fn wls_rows_with(
+    a: &Matrix<f64>,
+    b: &Matrix<f64>,
+    d: Option<&Matrix<f64>>,
+    params: WlsParams,
+) -> Result<WlsSolution> {
+    a.storage()?;
+    wls_with(&a.transpose()?, b, d, params)
+}
+
+/// A vector of `len` entries as an `len × 1` matrix (a row is transposed).
+fn column(v: &Matrix<f64>, what: &str, len: usize) -> Result<Matrix<f64>> {
+    if v.rows().min(v.cols()) > 1 || v.rows() * v.cols() != len {
+        return Err(Error::dims(
+            "wls",
+            format!("{what} must be a vector of {len} entries (one per observation), is {}×{}", v.rows(), v.cols()),
+        ));
+    }
+    if v.cols() == 1 { v.try_clone() } else { v.transpose() }
+}
+
+/// [`wls`] with explicit tuning.
+pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, params: WlsParams) -> Result<WlsSolution> {
+    a.check_with(b)?;
+    if let Some(d) = d {
+        a.check_with(d)?;
+    }
+    let (m, n) = a.shape();
+    if m == 0 {
+        return Err(Error::Empty { what: "the design matrix A (unknowns × observations)".into(), rows: m, cols: n });
+    }
+    if n < m {
+        return Err(Error::dims(
+            "wls",
+            format!("{n} observations (columns of A) for {m} unknowns (rows of A): at least {m} are needed"),
+        ));
+    }
+    let b = column(b, "b", n)?;
+    let d = match d {
+        Some(d) => column(d, "the weights d", n)?,
+        None => a.device().from_col_major(n, 1, &vec![1.0; n])?,
+    };
+    check_weights("wls", &d, n)?;
+    check_finite("A", a)?;
+    check_finite("b", &b)?;
+
+    let dev = a.device().clone();
+    let mut timings = WlsTimings::default();
+    let start = Instant::now();
+    let mut g = a.scaled_gram(&d)?.into_stored();
+    let c = a.matmul(&b.scale_rows(&d)?.scale_rows(&d)?)?;
+    dev.synchronize()?;
+    timings.gram = start.elapsed();
+
+    #[allow(clippy::large_enum_variant)] // one short-lived value
+    enum Normal {
+        Solved { x: Matrix<f64>, first: Matrix<f64>, s: (usize, f64, f64, WlsPath) },
+        NeedsQr { reason: String, condition: f64 },
+    }
+    let normal = with_backend!(dev, be => {
+        let outcome = core::solve_normal_equations(be, g.buffer_mut(be)?, c.view_on(be)?.buffer(), m, params, &mut timings)?;
+        match outcome {
+            NormalOutcome::Solved(s) => Normal::Solved {
+                x: Matrix::from_storage(dev.clone(), m, 1, be.wrap(s.x)),
+                first: Matrix::from_storage(dev.clone(), m, 1, be.wrap(s.first)),
+                s: (s.iterations, s.relative_residual, s.condition, s.path),
+            },
+            NormalOutcome::NeedsQr { reason, condition } => Normal::NeedsQr { reason, condition },
+        }
+    });
+    match normal {
+        Normal::Solved { x, first, s: (iterations, relative_residual, condition, path) } => {
+            Ok(WlsSolution { x, first_solve: Some(first), iterations, relative_residual, condition, path, timings })
+        }
+        Normal::NeedsQr { reason, condition } => {
+            let start = Instant::now();
+            // `g` now holds the full symmetric G.
+            let qr = crate::api::lstsq_with(&a.transpose()?, &b, Some(&d), LstsqParams::default())?;
+            let r = c.add_scaled(1.0, -1.0, &g.matmul(&qr.x)?)?;
+            let (r_norm, g_norm, x_norm) =
+                (r.norm(super::Norm::Max)?, g.norm(super::Norm::Inf)?, qr.x.norm(super::Norm::Max)?);
+            timings.fallback += start.elapsed();
+            Ok(WlsSolution {
+                x: qr.x,
+                first_solve: None,
+                iterations: qr.iterations,
+                relative_residual: if r_norm == 0.0 { 0.0 } else { r_norm / (g_norm * x_norm) },
+                condition,
+                path: WlsPath::StableQr { reason },
+                timings,
+            })
+        }
+    }
+}
