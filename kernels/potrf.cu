@@ -9,7 +9,7 @@
 //   still 0, becomes offset + j + 1 for the failing column j (LAPACK's INFO
 //   in the whole matrix). The block is left partly factored.
 //
-// potrf_panel_{f32,f64}(a, ld, n, m, upper, info, offset), n <= LEAF: the
+// potrf_panel_{f32,f64}(a, ld, n, m, upper, info, offset, arrivals), n <= LEAF: the
 // same for the n x n block on top of an m x n panel (upper: left of an n x m
 // one), whose other rows are solved with the factor (below).
 // potrf_{f32,f64}, any n: one block of any size, no dynamic shared memory;
@@ -36,12 +36,15 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 // one barrier: every thread forms 1/sqrt(pivot) itself and updates its row
 // with L(i,j) L(k,j) = a(i,j) a(k,j) / d. Every block factors the diagonal
 // block with the same arithmetic, so all see the same pivots. The loops are
-// fully unrolled so that rows stay in registers. Launch: ceil((m - n) / LEAF)
-// blocks of 2 LEAF threads, which write the rows below; then (m = n) one
-// block of LEAF threads, which writes the diagonal block.
+// fully unrolled so that rows stay in registers. Launch: max(1, ceil((m - n)
+// / LEAF)) blocks of 2 LEAF threads (LEAF when m = n). The diagonal block is
+// written by the last block to finish, counted in `arrivals` (zero between
+// launches; the last block resets it): until then others may still read it.
 template <typename T>
-__device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, int* info, long long offset) {
+__device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, int* info, long long offset,
+                            unsigned int* arrivals) {
     __shared__ T col[2][LEAF];
+    __shared__ bool last;
     const int t = threadIdx.x;
     const bool diag = t < LEAF;
     const long long i = diag ? t : n + (long long)blockIdx.x * LEAF + (t - LEAF);
@@ -78,11 +81,17 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, i
             }
         }
     }
-    // Entries past a failing column were not finished: leave them. The
-    // diagonal block is written only when it is the whole panel: other
-    // blocks of a longer panel may still be reading it, so the host writes
-    // it with a second, panel-less launch.
-    if (real && (!diag || m == n)) {
+    // This block's reads of the diagonal block are done (their values are
+    // used above); the last block to get here may overwrite it.
+    __syncthreads();
+    if (t == 0) {
+        __threadfence();
+        last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+        if (last) atomicExch(arrivals, 0u);
+    }
+    __syncthreads();
+    // Entries past a failing column were not finished: leave them.
+    if (real && (!diag || last)) {
 #pragma unroll
         for (int k = 0; k < LEAF; ++k)
             if (k < done && (!diag || k <= t)) entry(a, ld, upper, i, k) = r[k];
@@ -118,13 +127,13 @@ __device__ void potrf_impl(T* a, long long ld, long long n, int upper, int* info
 }
 
 extern "C" __global__ void potrf_panel_f32(float* a, long long ld, long long n, long long m, int upper, int* info,
-                                            long long offset) {
-    potrf_panel(a, ld, (int)n, m, upper, info, offset);
+                                            long long offset, unsigned int* arrivals) {
+    potrf_panel(a, ld, (int)n, m, upper, info, offset, arrivals);
 }
 
 extern "C" __global__ void potrf_panel_f64(double* a, long long ld, long long n, long long m, int upper, int* info,
-                                            long long offset) {
-    potrf_panel(a, ld, (int)n, m, upper, info, offset);
+                                            long long offset, unsigned int* arrivals) {
+    potrf_panel(a, ld, (int)n, m, upper, info, offset, arrivals);
 }
 
 extern "C" __global__ void potrf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {

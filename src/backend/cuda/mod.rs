@@ -54,6 +54,9 @@ pub struct Cuda {
     staging: Mutex<transfer::Staging>,
     /// The second queue (`Backend::side`), created on first use.
     side: OnceLock<Box<Cuda>>,
+    /// `potrf_panel`'s count of finished blocks, one per queue since its
+    /// launches on one queue run in order; zero between launches.
+    arrivals: OnceLock<CudaSlice<u32>>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -164,6 +167,7 @@ impl Cuda {
             functions: Arc::new(Mutex::new(HashMap::new())),
             staging: Mutex::new(None),
             side: OnceLock::new(),
+            arrivals: OnceLock::new(),
         })
     }
 
@@ -183,6 +187,7 @@ impl Cuda {
             functions: self.functions.clone(),
             staging: Mutex::new(None),
             side: OnceLock::new(),
+            arrivals: OnceLock::new(),
         })
     }
 
@@ -277,9 +282,8 @@ impl Cuda {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| Error::Device(format!("launching {name}: {e}")))
     }
 
-    /// `potrf_panel` on a panel `width <= POTRF_LEAF` wide and `len` long:
-    /// the rows below, then the diagonal block, which every block of the
-    /// first launch reads.
+    /// `potrf_panel` on a panel `width <= POTRF_LEAF` wide and `len` long,
+    /// in one launch: a block per `POTRF_LEAF` rows below the diagonal block.
     fn potrf_leaf_panel<T: Scalar>(
         &self,
         uplo: Uplo,
@@ -289,22 +293,31 @@ impl Cuda {
         width: usize,
         len: usize,
     ) -> Result<()> {
-        let upper = (uplo == Uplo::Upper) as i32;
-        let name = format!("potrf_panel_{}", T::NAME);
-        let below = len - width;
-        let launch = |blocks: usize, threads: usize, len: usize| {
-            let cfg = LaunchConfig {
-                grid_dim: (blocks as u32, 1, 1),
-                block_dim: (threads as u32, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let args = [ptr_mut(&a), n(a.block().ld), n(width), n(len), Arg::I32(upper), ptr_mut(&info), n(offset)];
-            self.launch("potrf", &name, cfg, &args)
+        let arrivals = match self.arrivals.get() {
+            Some(c) => c,
+            None => {
+                let c = self.scratch::<u32>(1)?;
+                self.arrivals.get_or_init(|| c)
+            }
         };
-        if below > 0 {
-            launch(below.div_ceil(POTRF_LEAF), 2 * POTRF_LEAF, len)?;
-        }
-        launch(1, POTRF_LEAF, width)
+        let below = len - width;
+        let cfg = LaunchConfig {
+            grid_dim: (below.div_ceil(POTRF_LEAF).max(1) as u32, 1, 1),
+            block_dim: ((if below > 0 { 2 } else { 1 } * POTRF_LEAF) as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (counter, _) = arrivals.device_ptr(&self.stream);
+        let args = [
+            ptr_mut(&a),
+            n(a.block().ld),
+            n(width),
+            n(len),
+            Arg::I32((uplo == Uplo::Upper) as i32),
+            ptr_mut(&info),
+            n(offset),
+            Arg::Ptr(counter),
+        ];
+        self.launch("potrf", &format!("potrf_panel_{}", T::NAME), cfg, &args)
     }
 
     /// An elementwise kernel over a `rows × cols` block.

@@ -45,18 +45,20 @@ pub struct GramPlan {
 
 impl GramPlan {
     /// The plan for block columns taken from `rows` rows of depth `k`:
-    /// `nb = rows/64` rounded down to a multiple of 64 within 256..=1024, so
-    /// that each workspace of `nb × k` is at most about 3 % of the operand
-    /// once `rows ≥ 8192` and the `gemm`s stay wide; full depth (`kc = k`)
-    /// while a workspace fits in `max(rows·k/32, 2²⁰)` entries; two queues
-    /// when there are two block columns or more.
+    /// `nb = rows/16` rounded down to a multiple of 64 within 256..=1024
+    /// (wide `gemm`s; 1024 was fastest at 16384 × 32768 on an H100); full
+    /// depth (`kc = k`) while a workspace fits in `max(rows·k/32, 2²⁰)`
+    /// entries, about 3 % of the operand; a second queue, and workspace,
+    /// below 16384 rows, where one queue's `gemm`s leave the GPU idle at the
+    /// tail (5–10 % faster at 8192 × 16384; no gain at 16384 × 32768).
     pub fn new(rows: usize, k: usize) -> GramPlan {
-        let nb = env_usize("GPUMAT_SCALED_GRAM_NB").unwrap_or((rows / 64 / 64 * 64).clamp(256, 1024));
+        let nb = env_usize("GPUMAT_SCALED_GRAM_NB").unwrap_or((rows / 16 / 64 * 64).clamp(256, 1024));
         let nb = nb.clamp(1, rows.max(1));
         let budget = (rows.saturating_mul(k) / 32).max(1 << 20);
         let kc = env_usize("GPUMAT_SCALED_GRAM_KC").unwrap_or(budget / nb).clamp(1, k.max(1));
         let panels = rows.div_ceil(nb).max(1);
-        let streams = env_usize("GPUMAT_SCALED_GRAM_STREAMS").unwrap_or(2).clamp(1, 2).min(panels);
+        let queues = if rows < 16384 { 2 } else { 1 };
+        let streams = env_usize("GPUMAT_SCALED_GRAM_STREAMS").unwrap_or(queues).clamp(1, 2).min(panels);
         GramPlan { nb, kc, streams, k }
     }
 
