@@ -17,9 +17,9 @@ cd "$(dirname "$0")/.."
 
 # Test suites that exercise the device; the others are host-only.
 SUITES="api primitives kernels cholesky lu"
-# Householder QR and least squares (issue 5, part B).
+# Householder QR and least squares.
 SUITES="$SUITES qr lstsq"
-# Scaled Gram matrices A·D²·Aᵀ and mixed-precision weighted least squares (issue 5).
+# Scaled Gram matrices A·D²·Aᵀ and mixed-precision weighted least squares.
 SUITES="$SUITES scaled_gram wls"
 
 rm -rf .gpu && mkdir -p .gpu/bin

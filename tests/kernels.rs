@@ -79,7 +79,7 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     // cast(src, lds, dst, ldd, rows, cols)
     add("elementwise.cu", "cast_f64_f32".into(), vec![P, I64, P, I64, I64, I64]);
     add("elementwise.cu", "cast_f32_f64".into(), vec![P, I64, P, I64, I64, I64]);
-    // LU (issue 6).
+    // LU.
     for t in ["f32", "f64"] {
         // getrf_panel(a, ld, m, nb, ipiv, incp, info, offset, partial, tol)
         add("lu.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);

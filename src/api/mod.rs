@@ -32,7 +32,7 @@ pub mod device;
 mod lu;
 pub mod matrix;
 mod ops;
-// Scaled Gram matrices and weighted least squares (issue 5).
+// Scaled Gram matrices and weighted least squares.
 mod scaled_gram;
 pub use scaled_gram::scaled_gram_to_rfp;
 pub mod sym;
@@ -47,12 +47,12 @@ pub use matrix::Matrix;
 pub use sym::{Sym, SymStorage};
 pub use tri::Tri;
 
-// Householder QR and least squares (issue 5, part B).
+// Householder QR and least squares.
 mod lstsq;
 mod qr;
 pub use lstsq::{LstsqSolution, lstsq, lstsq_with};
 pub use qr::Qr;
 
-// Weighted least squares by mixed-precision normal equations (issue 5, items 2 and 4).
+// Weighted least squares by mixed-precision normal equations.
 mod wls;
 pub use wls::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};

@@ -583,7 +583,7 @@ impl Backend for Cpu {
         Ok((0..a.ncols()).find_map(|j| col(a, j).iter().position(|x| !Scalar::is_finite(*x)).map(|i| (i, j))))
     }
 
-    // Householder QR (issue 5, part B).
+    // Householder QR.
 
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Cpu, T>, t: ViewMut<'_, Cpu, T>) -> Result<()> {
         check::householder(&a, &t)?;
@@ -591,7 +591,7 @@ impl Backend for Cpu {
         Ok(())
     }
 
-    // LU factorization (issue 6), in `cpu/lu.rs`.
+    // LU factorization, in `cpu/lu.rs`.
 
     fn getrf_panel<T: Scalar>(
         &self,
@@ -614,7 +614,7 @@ impl Backend for Cpu {
         lu::laswp(a, ipiv, shift, reverse)
     }
 
-    // Scaled Gram matrices (issue 5), in `cpu/scaled_gram.rs`.
+    // Scaled Gram matrices, in `cpu/scaled_gram.rs`.
 
     fn scaled_syrk<T: Scalar>(
         &self,

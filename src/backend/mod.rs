@@ -277,7 +277,7 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// `(row, col)` of the first non-finite entry in column-major order.
     fn find_non_finite<T: Scalar>(&self, a: View<'_, Self, T>) -> Result<Option<(usize, usize)>>;
 
-    // Householder QR (issue 5, part B).
+    // Householder QR.
 
     /// Unblocked Householder QR of the `m × k` panel `a` (`m ≥ k`) in place,
     /// as LAPACK's `dgeqr2` followed by `dlarft` (forward, columnwise): `R`
@@ -291,7 +291,7 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// panel step of blocked QR.
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Self, T>, t: ViewMut<'_, Self, T>) -> Result<()>;
 
-    // LU factorization (issue 6): the panel and the row interchanges.
+    // LU factorization: the panel and the row interchanges.
 
     /// Unblocked LU of the tall `m × nb` block `a` (`m ≥ nb`) in place:
     /// `P·A = L·U` with `L` unit lower (`m × nb`) below the diagonal and `U`

@@ -4,5 +4,5 @@
 
 pub mod cholesky;
 pub mod lu;
-// Householder QR (issue 5, part B).
+// Householder QR.
 pub mod qr;

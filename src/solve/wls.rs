@@ -63,7 +63,7 @@ pub struct WlsParams {
     /// and the stable QR route is taken. The FP64 normal-equations solution
     /// has a relative error up to about `κ(G)·u₆₄` (Cholesky's backward
     /// error and the rounding in forming `G` are both `O(u‖G‖)`): `1e9`
-    /// keeps that bound near `1e−7`, 7 digits (issue 5's target), and keeps
+    /// keeps that bound near `1e−7`, 7 digits, and keeps
     /// the seed's Table 2 family on the normal equations up to `m = 2048`
     /// (`κ ≈ 5e8`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at several
     /// times the cost.

@@ -37,7 +37,7 @@ pub const SOURCES: &[Source] = &[
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
     Source { name: "lu.cu", code: include_str!("../../../kernels/lu.cu") },
-    // Householder QR (issue 5, part B).
+    // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
 ];
 

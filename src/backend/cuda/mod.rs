@@ -801,13 +801,13 @@ impl Backend for Cuda {
         Ok((k != u64::MAX).then(|| ((k as usize) % rows, (k as usize) / rows)))
     }
 
-    // Householder QR (issue 5, part B).
+    // Householder QR.
 
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Cuda, T>, t: ViewMut<'_, Cuda, T>) -> Result<()> {
         self.householder_panel(a, t)
     }
 
-    // LU factorization (issue 6), in `cuda/lu.rs`.
+    // LU factorization, in `cuda/lu.rs`.
 
     fn getrf_panel<T: Scalar>(
         &self,
@@ -830,7 +830,7 @@ impl Backend for Cuda {
         self.lu_laswp(a, ipiv, shift, reverse)
     }
 
-    // Scaled Gram matrices (issue 5), in `cuda/scaled_gram.rs`.
+    // Scaled Gram matrices, in `cuda/scaled_gram.rs`.
 
     fn scaled_syrk<T: Scalar>(
         &self,

@@ -430,7 +430,7 @@ impl DenseLu {
     }
 }
 
-// Scaled Gram matrices (issue 5): the cuBLAS routes that `scaled_gram` is
+// Scaled Gram matrices: the cuBLAS routes that `scaled_gram` is
 // measured against.
 
 /// `W := A·diag(d)` for the dense `m × n` buffer `A` into the full copy `W`

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 #[path = "bench_lu.rs"]
 mod lu;
-// Scaled Gram matrices (issue 5).
+// Scaled Gram matrices.
 #[path = "bench_gram.rs"]
 mod gram;
 

@@ -2,19 +2,17 @@
 
 mod bench;
 mod bench_cholesky;
+mod bench_qr;
+mod bench_wls;
 mod demo;
+mod fit;
 mod gemm;
 mod info;
 mod input;
-mod lu;
-mod solve;
-// Least squares and data fitting (issue 5, part B).
-mod bench_qr;
-mod fit;
 mod lstsq;
+mod lu;
 mod plot;
-// Mixed-precision weighted least squares (issue 5, items 2, 4 and 6).
-mod bench_wls;
+mod solve;
 mod wls_table;
 
 use std::process::ExitCode;
