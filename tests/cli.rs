@@ -1,57 +1,10 @@
 //! The `gpumat` binary: outputs, exit codes and one-line errors.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod cli_common;
 
-fn gpumat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumat")).args(args).output().expect("gpumat runs")
-}
+use std::process::Command;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A scratch directory unique to one test, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl std::ops::Deref for Scratch {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("gpumat-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
-
-fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
-/// An error is exactly one line on stderr, naming gpumat.
-fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
-    assert_eq!(o.status.code(), Some(code), "stderr: {}", stderr(o));
-    let err = stderr(o);
-    assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
-    assert!(err.starts_with("gpumat: error: "), "{err}");
-    assert!(err.contains(needle), "'{needle}' not in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
+use cli_common::*;
 
 const A: &str = "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n";
 const B: &str = "%%MatrixMarket matrix coordinate real general\n3 1 2\n1 1 1.5\n3 1 -2\n";

@@ -2,47 +2,9 @@
 //! `inv`, `det`; outputs against hand-computed exact answers, exit codes and
 //! one-line errors.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod cli_common;
 
-fn gpumat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumat")).args(args).output().expect("gpumat runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("gpumat-cli-lu-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
-
-fn write(dir: &Scratch, name: &str, text: &str) -> String {
-    let p = dir.0.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
-fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
-    assert_eq!(o.status.code(), Some(code), "stderr: {}", stderr(o));
-    let err = stderr(o);
-    assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
-    assert!(err.starts_with("gpumat: error: ") && err.contains(needle), "'{needle}' not in: {err}");
-}
+use cli_common::*;
 
 /// The numbers of a Matrix Market array written by gpumat (after the size line).
 fn entries(text: &str) -> Vec<f64> {

@@ -1,15 +1,11 @@
 //! `gpumat wls-table`: the seed's Tables 1 and 2 at tiny sizes (their
 //! numbers checked, not only printed), and one-line errors for bad options.
 
-use std::process::{Command, Output};
+mod cli_common;
 
-fn gpumat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumat")).args(args).output().expect("gpumat runs")
-}
+use std::process::Output;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use cli_common::*;
 
 /// The table's rows: `m`, then the columns by name.
 fn rows(o: &Output) -> Vec<std::collections::HashMap<String, String>> {
@@ -24,14 +20,6 @@ fn rows(o: &Output) -> Vec<std::collections::HashMap<String, String>> {
 
 fn num(row: &std::collections::HashMap<String, String>, col: &str) -> f64 {
     row[col].parse().unwrap_or_else(|_| panic!("{col} = {} is not a number", row[col]))
-}
-
-fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
-    assert_eq!(o.status.code(), Some(code), "stderr: {}", stderr(o));
-    let err = stderr(o);
-    assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
-    assert!(err.starts_with("gpumat: error: "), "{err}");
-    assert!(err.contains(needle), "'{needle}' not in: {err}");
 }
 
 #[test]

@@ -92,12 +92,66 @@ pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSli
 /// so that orders past 46341 work), with its workspaces, on the backend's
 /// stream: the baseline for gpumat's Cholesky.
 pub struct DenseCholesky {
+    solver: Solver,
+    n: usize,
+}
+
+/// A cuSOLVER handle on the backend's stream with its 64-bit API
+/// parameters, the workspaces one routine asked for and its `devInfo`.
+struct Solver {
     handle: cudarc::cusolver::DnHandle,
     params: CusolverParams,
     work: CudaSlice<u8>,
     host_work: Vec<u8>,
     info: CudaSlice<i32>,
-    n: usize,
+}
+
+type Query<'a> = dyn FnOnce(
+        cudarc::cusolver::sys::cusolverDnHandle_t,
+        cudarc::cusolver::sys::cusolverDnParams_t,
+        &mut usize,
+        &mut usize,
+    ) -> cudarc::cusolver::sys::cusolverStatus_t
+    + 'a;
+
+impl Solver {
+    /// A handle and parameters, then the workspaces `query` (the routine's
+    /// `_bufferSize`, named `routine`) asks for, in (device, host) bytes.
+    fn new(cuda: &Cuda, routine: &str, query: Box<Query<'_>>) -> Result<Self> {
+        use cudarc::cusolver::sys::{self as sys, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(fail("not found (libcusolver could not be loaded)"));
+        }
+        let handle =
+            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
+        let mut raw_params = std::ptr::null_mut();
+        // SAFETY: writes a new parameter object.
+        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("params: {s:?}")));
+        }
+        let params = CusolverParams(raw_params);
+        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
+        let s = query(handle.cu(), params.0, &mut device_bytes, &mut host_bytes);
+        if s != CUSOLVER_STATUS_SUCCESS {
+            return Err(fail(&format!("{routine}_bufferSize: {s:?}")));
+        }
+        let work =
+            cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(|e| fail(&format!("workspace: {e}")))?;
+        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
+        Ok(Solver { handle, params, work, host_work: vec![0; host_bytes.max(1)], info })
+    }
+
+    /// `devInfo` after the last call (waits for it).
+    fn info(&self, cuda: &Cuda) -> Result<i32> {
+        let mut host = [0i32];
+        let fail = |e| Error::Device(format!("devInfo: {e}"));
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(fail)?;
+        cuda.stream().synchronize().map_err(fail)?;
+        Ok(host[0])
+    }
 }
 
 /// `cusolverDnParams_t`, destroyed on drop.
@@ -110,57 +164,26 @@ impl Drop for CusolverParams {
     }
 }
 
-// SAFETY: the parameter object is only read by calls made through `&mut DenseCholesky`.
+// SAFETY: the parameter object is only read by calls made through `&mut` of its owner.
 unsafe impl Send for CusolverParams {}
 unsafe impl Sync for CusolverParams {}
 
 impl DenseCholesky {
     /// Handle and workspace for order `n`.
     pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
-        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
-        // SAFETY: only probes whether the library can be loaded.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(fail("not found (libcusolver could not be loaded)"));
-        }
-        let handle =
-            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
-        let mut raw_params = std::ptr::null_mut();
-        // SAFETY: writes a new parameter object.
-        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("params: {s:?}")));
-        }
-        let params = CusolverParams(raw_params);
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
         let (d, ld) = (n as i64, n.max(1) as i64);
-        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
         // SAFETY: a workspace query; A is not read.
-        let s = unsafe {
-            sys::cusolverDnXpotrf_bufferSize(
-                handle.cu(),
-                params.0,
-                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
-                d,
-                CUDA_R_64F,
-                std::ptr::null(),
-                ld,
-                CUDA_R_64F,
-                &mut device_bytes,
-                &mut host_bytes,
-            )
+        let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
+            let lower = sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+            sys::cusolverDnXpotrf_bufferSize(h, p, lower, d, CUDA_R_64F, std::ptr::null(), ld, CUDA_R_64F, device, host)
         };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("Xpotrf_bufferSize: {s:?}")));
-        }
-        let oom = |e| fail(&format!("workspace: {e}"));
-        let work = cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(oom)?;
-        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
-        Ok(DenseCholesky { handle, params, work, host_work: vec![0; host_bytes.max(1)], info, n })
+        Ok(DenseCholesky { solver: Solver::new(cuda, "Xpotrf", Box::new(query))?, n })
     }
 
     /// Bytes of device workspace cuSOLVER asked for.
     pub fn workspace_bytes(&self) -> usize {
-        self.work.len()
+        self.solver.work.len()
     }
 
     /// Factors the dense `n × n` buffer `a` in place (lower triangle).
@@ -169,14 +192,14 @@ impl DenseCholesky {
         let n = self.n;
         let a = ViewMut::dense(a, n, n)?;
         let s = cuda.stream();
-        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
-        let (work, _) = self.work.device_ptr_mut(s);
-        let (info, _) = self.info.device_ptr_mut(s);
+        let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
+        let (work, _) = self.solver.work.device_ptr_mut(s);
+        let (info, _) = self.solver.info.device_ptr_mut(s);
         // SAFETY: a dense n × n block of a live buffer; workspaces as queried.
         let status = unsafe {
             sys::cusolverDnXpotrf(
-                self.handle.cu(),
-                self.params.0,
+                self.solver.handle.cu(),
+                self.solver.params.0,
                 sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
                 n as i64,
                 CUDA_R_64F,
@@ -185,7 +208,7 @@ impl DenseCholesky {
                 CUDA_R_64F,
                 work as *mut std::ffi::c_void,
                 work_bytes,
-                self.host_work.as_mut_ptr().cast(),
+                self.solver.host_work.as_mut_ptr().cast(),
                 host_bytes,
                 info as *mut i32,
             )
@@ -198,9 +221,7 @@ impl DenseCholesky {
 
     /// cuSOLVER's `devInfo` after the last factorization (waits for it).
     pub fn info(&self, cuda: &Cuda) -> Result<i32> {
-        let mut host = [0i32];
-        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
-        Ok(host[0])
+        self.solver.info(cuda)
     }
 }
 
@@ -209,12 +230,8 @@ impl DenseCholesky {
 /// cuSOLVER's `dgeqrf` through its 64-bit API (`cusolverDnXgeqrf`), with its
 /// workspaces, on the backend's stream: the baseline for gpumat's QR.
 pub struct DenseQr {
-    handle: cudarc::cusolver::DnHandle,
-    params: CusolverParams,
-    work: CudaSlice<u8>,
-    host_work: Vec<u8>,
+    solver: Solver,
     tau: CudaSlice<f64>,
-    info: CudaSlice<i32>,
     m: usize,
     n: usize,
 }
@@ -222,52 +239,22 @@ pub struct DenseQr {
 impl DenseQr {
     /// Handle and workspace for `m × n` matrices.
     pub fn new(cuda: &Cuda, m: usize, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
-        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
-        // SAFETY: only probes whether the library can be loaded.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(fail("not found (libcusolver could not be loaded)"));
-        }
-        let handle =
-            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
-        let mut raw_params = std::ptr::null_mut();
-        // SAFETY: writes a new parameter object.
-        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("params: {s:?}")));
-        }
-        let params = CusolverParams(raw_params);
-        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
+        let (rows, cols, ld) = (m as i64, n as i64, m.max(1) as i64);
+        let null = std::ptr::null();
         // SAFETY: a workspace query; A and tau are not read.
-        let s = unsafe {
-            sys::cusolverDnXgeqrf_bufferSize(
-                handle.cu(),
-                params.0,
-                m as i64,
-                n as i64,
-                CUDA_R_64F,
-                std::ptr::null(),
-                m.max(1) as i64,
-                CUDA_R_64F,
-                std::ptr::null(),
-                CUDA_R_64F,
-                &mut device_bytes,
-                &mut host_bytes,
-            )
+        let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
+            let f64 = CUDA_R_64F;
+            sys::cusolverDnXgeqrf_bufferSize(h, p, rows, cols, f64, null, ld, f64, null, f64, device, host)
         };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("Xgeqrf_bufferSize: {s:?}")));
-        }
-        let oom = |e| fail(&format!("workspace: {e}"));
-        let work = cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(oom)?;
-        let tau = cuda.stream().alloc_zeros::<f64>(m.min(n).max(1)).map_err(|e| fail(&format!("tau: {e}")))?;
-        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
-        Ok(DenseQr { handle, params, work, host_work: vec![0; host_bytes.max(1)], tau, info, m, n })
+        let solver = Solver::new(cuda, "Xgeqrf", Box::new(query))?;
+        let tau = cuda.stream().alloc_zeros::<f64>(m.min(n).max(1)).map_err(|e| Error::Device(format!("tau: {e}")))?;
+        Ok(DenseQr { solver, tau, m, n })
     }
 
     /// Bytes of device workspace cuSOLVER asked for, with `tau`.
     pub fn workspace_bytes(&self) -> usize {
-        self.work.len() + 8 * self.tau.len()
+        self.solver.work.len() + 8 * self.tau.len()
     }
 
     /// Factors the dense `m × n` buffer `a` in place.
@@ -276,15 +263,15 @@ impl DenseQr {
         let (m, n) = (self.m, self.n);
         let a = ViewMut::dense(a, m, n)?;
         let s = cuda.stream();
-        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
-        let (work, _) = self.work.device_ptr_mut(s);
+        let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
+        let (work, _) = self.solver.work.device_ptr_mut(s);
         let (tau, _) = self.tau.device_ptr_mut(s);
-        let (info, _) = self.info.device_ptr_mut(s);
+        let (info, _) = self.solver.info.device_ptr_mut(s);
         // SAFETY: a dense m × n block of a live buffer; workspaces as queried.
         let status = unsafe {
             sys::cusolverDnXgeqrf(
-                self.handle.cu(),
-                self.params.0,
+                self.solver.handle.cu(),
+                self.solver.params.0,
                 m as i64,
                 n as i64,
                 CUDA_R_64F,
@@ -295,7 +282,7 @@ impl DenseQr {
                 CUDA_R_64F,
                 work as *mut std::ffi::c_void,
                 work_bytes,
-                self.host_work.as_mut_ptr().cast(),
+                self.solver.host_work.as_mut_ptr().cast(),
                 host_bytes,
                 info as *mut i32,
             )
@@ -308,9 +295,7 @@ impl DenseQr {
 
     /// cuSOLVER's `devInfo` after the last factorization (waits for it).
     pub fn info(&self, cuda: &Cuda) -> Result<i32> {
-        let mut host = [0i32];
-        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
-        Ok(host[0])
+        self.solver.info(cuda)
     }
 }
 
@@ -318,63 +303,28 @@ impl DenseQr {
 /// (`cusolverDnXgetrf`), with its workspaces, on the backend's stream: the
 /// baseline for gpumat's LU.
 pub struct DenseLu {
-    handle: cudarc::cusolver::DnHandle,
-    params: CusolverParams,
-    work: CudaSlice<u8>,
-    host_work: Vec<u8>,
+    solver: Solver,
     ipiv: CudaSlice<i64>,
-    info: CudaSlice<i32>,
     n: usize,
 }
 
 impl DenseLu {
     /// Handle, pivots and workspace for order `n`.
     pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
-        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
-        // SAFETY: only probes whether the library can be loaded.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(fail("not found (libcusolver could not be loaded)"));
-        }
-        let handle =
-            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
-        let mut raw_params = std::ptr::null_mut();
-        // SAFETY: writes a new parameter object.
-        let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("params: {s:?}")));
-        }
-        let params = CusolverParams(raw_params);
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
         let (d, ld) = (n as i64, n.max(1) as i64);
-        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
         // SAFETY: a workspace query; A is not read.
-        let s = unsafe {
-            sys::cusolverDnXgetrf_bufferSize(
-                handle.cu(),
-                params.0,
-                d,
-                d,
-                CUDA_R_64F,
-                std::ptr::null(),
-                ld,
-                CUDA_R_64F,
-                &mut device_bytes,
-                &mut host_bytes,
-            )
+        let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
+            sys::cusolverDnXgetrf_bufferSize(h, p, d, d, CUDA_R_64F, std::ptr::null(), ld, CUDA_R_64F, device, host)
         };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("Xgetrf_bufferSize: {s:?}")));
-        }
-        let oom = |e| fail(&format!("workspace: {e}"));
-        let work = cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(oom)?;
-        let ipiv = cuda.stream().alloc_zeros::<i64>(n.max(1)).map_err(|e| fail(&format!("ipiv: {e}")))?;
-        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
-        Ok(DenseLu { handle, params, work, host_work: vec![0; host_bytes.max(1)], ipiv, info, n })
+        let solver = Solver::new(cuda, "Xgetrf", Box::new(query))?;
+        let ipiv = cuda.stream().alloc_zeros::<i64>(n.max(1)).map_err(|e| Error::Device(format!("ipiv: {e}")))?;
+        Ok(DenseLu { solver, ipiv, n })
     }
 
     /// Bytes of device workspace cuSOLVER asked for.
     pub fn workspace_bytes(&self) -> usize {
-        self.work.len()
+        self.solver.work.len()
     }
 
     /// Factors the dense `n × n` buffer `a` in place: `P·A = L·U`.
@@ -383,15 +333,15 @@ impl DenseLu {
         let n = self.n;
         let a = ViewMut::dense(a, n, n)?;
         let s = cuda.stream();
-        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
-        let (work, _) = self.work.device_ptr_mut(s);
+        let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
+        let (work, _) = self.solver.work.device_ptr_mut(s);
         let (ipiv, _) = self.ipiv.device_ptr_mut(s);
-        let (info, _) = self.info.device_ptr_mut(s);
+        let (info, _) = self.solver.info.device_ptr_mut(s);
         // SAFETY: a dense n × n block of a live buffer; n pivots; workspaces as queried.
         let status = unsafe {
             sys::cusolverDnXgetrf(
-                self.handle.cu(),
-                self.params.0,
+                self.solver.handle.cu(),
+                self.solver.params.0,
                 n as i64,
                 n as i64,
                 CUDA_R_64F,
@@ -401,7 +351,7 @@ impl DenseLu {
                 CUDA_R_64F,
                 work as *mut std::ffi::c_void,
                 work_bytes,
-                self.host_work.as_mut_ptr().cast(),
+                self.solver.host_work.as_mut_ptr().cast(),
                 host_bytes,
                 info as *mut i32,
             )
@@ -423,10 +373,7 @@ impl DenseLu {
 
     /// cuSOLVER's `devInfo` after the last factorization (waits for it).
     pub fn info(&self, cuda: &Cuda) -> Result<i32> {
-        let mut host = [0i32];
-        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(|e| Error::Device(format!("devInfo: {e}")))?;
-        cuda.stream().synchronize().map_err(|e| Error::Device(format!("devInfo: {e}")))?;
-        Ok(host[0])
+        self.solver.info(cuda)
     }
 }
 
@@ -525,12 +472,12 @@ impl DenseCholesky {
         let n = self.n;
         let a = View::dense(a, n, n)?;
         let b = ViewMut::dense(b, n, nrhs)?;
-        let (info, _) = self.info.device_ptr_mut(cuda.stream());
+        let (info, _) = self.solver.info.device_ptr_mut(cuda.stream());
         // SAFETY: dense blocks of live buffers (checked above).
         let status = unsafe {
             sys::cusolverDnXpotrs(
-                self.handle.cu(),
-                self.params.0,
+                self.solver.handle.cu(),
+                self.solver.params.0,
                 sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
                 n as i64,
                 nrhs as i64,
