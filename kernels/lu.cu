@@ -32,15 +32,40 @@
 //   uses 256, one row per thread), gridDim.x at most the number of SMs (all blocks must be resident together; work of other
 //   streams finishes and frees its SMs).
 //
-// laswp_{f32,f64}(a, ld, m, n, ipiv, incp, k, shift, reverse):
-//   for i in 0..k (or k-1 down to 0 if reverse), rows i and
+// getrf_panel_ll_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
+//                          tol, cells):
+//   the same factorization (nb <= GRID_MAX_NB), with each block's rows
+//   [b*chunk, (b+1)*chunk) held in dynamic shared memory (chunk*nb entries
+//   of T, column-major) from the first column to the last, and no grid
+//   barrier: a column step costs one exchange through L2. Each block
+//   publishes its pivot candidate, that candidate's row and (its owner) row
+//   j as 16-byte cells {low word, flag, high word, flag} written by one
+//   vector store (the LL protocol of NCCL): a reader polls the cells it
+//   needs until both flags say column j, so data and flag arrive together.
+//   Cells are double-buffered by the parity of j (a block writes the cells
+//   of column j + 2 only after reading every block's cells of column j + 1,
+//   which each block wrote after reading those of column j). With one block
+//   nothing is published. cells: 2*gridDim.x*(2 + 2*nb) zeroed 16-byte
+//   cells. Launch: blockDim.x a multiple of 32, at least 2*nb; gridDim.x at
+//   most the number of SMs (all blocks resident together); dynamic shared
+//   memory chunk*nb*sizeof(T), chunk = ceil(m / gridDim.x).
+//
+// laswp_{f32,f64}(a, ld, m, n, ipiv, incp, first, k, shift, reverse):
+//   for i in 0..k (or k-1 down to 0 if reverse), rows first + i and
 //   ipiv[i*incp] - 1 - shift of the m x n block are exchanged; a pivot
-//   outside the block is skipped. Launch: 1-D, any grid, blockDim.x =
-//   LASWP_THREADS; thread t of the grid-stride loop owns column t, and the
-//   block stages the pivots through shared memory.
+//   outside the block is skipped. k <= LASWP_MAX_K (longer sequences are
+//   launched in pieces). Exchanged one after the other, as dlaswp does, the
+//   rows of a column would be a chain of dependent loads; instead each
+//   block first plays the exchanges on row numbers in shared memory (one
+//   thread, cheap), and then moves each displaced row once: all of a batch
+//   of LASWP_COLS columns' moved entries are loaded, then stored. Launch:
+//   1-D, any grid (a grid-stride loop over batches of columns), blockDim.x =
+//   LASWP_THREADS.
 
 #define GETRF_THREADS 512
-#define LASWP_THREADS 128
+#define LASWP_THREADS 256
+#define LASWP_MAX_K 512
+#define LASWP_COLS 8
 #define GRID_MAX_NB 64
 
 struct Candidate {
@@ -268,48 +293,241 @@ extern "C" __global__ void getrf_panel_grid_f64(double* a, long long ld, long lo
     getrf_panel_grid_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar);
 }
 
+// One 64-bit payload and its flag (twice), stored and loaded whole.
+struct __align__(16) Cell {
+    unsigned lo, f1, hi, f2;
+};
+
+__device__ __forceinline__ void ll_store(Cell* c, unsigned long long bits, unsigned flag) {
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(c), "r"((unsigned)bits), "r"(flag),
+                 "r"((unsigned)(bits >> 32)), "r"(flag)
+                 : "memory");
+}
+
+// Waits until the cell holds column `flag`'s payload, and returns it.
+__device__ __forceinline__ unsigned long long ll_load(const Cell* c, unsigned flag) {
+    unsigned lo, f1, hi, f2;
+    do {
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(lo), "=r"(f1), "=r"(hi), "=r"(f2)
+                     : "l"(c)
+                     : "memory");
+    } while (f1 != flag || f2 != flag);
+    return ((unsigned long long)hi << 32) | lo;
+}
+
+__device__ __forceinline__ unsigned long long bits_of(double x) { return (unsigned long long)__double_as_longlong(x); }
+__device__ __forceinline__ double double_of(unsigned long long b) { return __longlong_as_double((long long)b); }
+
 template <typename T>
-__device__ void laswp_impl(T* a, long long ld, long long m, long long n, const int* ipiv, long long incp, long long k,
-                           long long shift, int reverse) {
-    __shared__ long long rows[LASWP_THREADS];
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    // Every thread of the block walks the same columns' rounds, so the
-    // barriers below are reached by all of them.
-    const long long rounds = (n + stride - 1) / stride;
-    for (long long round = 0; round < rounds; ++round) {
-        const long long j = round * stride + (long long)blockIdx.x * blockDim.x + threadIdx.x;
-        T* c = a + (j < n ? j : 0) * ld;
-        for (long long c0 = 0; c0 < k; c0 += blockDim.x) {
-            const long long len = (k - c0 < (long long)blockDim.x) ? k - c0 : (long long)blockDim.x;
+__device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
+                                    int* info, long long offset, int partial, double tol, Cell* cells) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* s = reinterpret_cast<T*>(smem_raw);  // this block's rows, s[r + k*chunk]
+    __shared__ Candidate best[32];
+    __shared__ long long pivot;
+    __shared__ T rowj[GRID_MAX_NB], rowp[GRID_MAX_NB];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    const unsigned G = gridDim.x;
+    const long long chunk = (m + G - 1) / G;
+    const long long lo = (long long)blockIdx.x * chunk;
+    const long long hi = lo + chunk < m ? lo + chunk : m;
+    const int rows = hi > lo ? (int)(hi - lo) : 0;
+    const int w = (int)nb;
+    const long long cells_per_block = 2 + 2 * nb;
+    for (int e = t; e < rows * w; e += blockDim.x) s[e % rows + (e / rows) * chunk] = a[lo + e % rows + (e / rows) * ld];
+    __syncthreads();
+    for (long long j = 0; j < nb; ++j) {
+        const unsigned flag = (unsigned)j + 1;
+        Cell* column = cells + (j & 1) * G * cells_per_block;  // this column's cells of every block
+        const T* sj = s + j * chunk;
+        // This block's candidate.
+        Candidate c = {-1.0, m};
+        if (partial)
+            for (long long i = (lo > j ? lo : j) + t; i < hi; i += blockDim.x) {
+                const Candidate o = {abs_d(sj[i - lo]), i};
+                if (better(o, c)) c = o;
+            }
+        c = warp_best(c);
+        if (lane == 0) best[warp] = c;
+        __syncthreads();
+        if (warp == 0) {
+            c = lane < warps ? best[lane] : Candidate{-1.0, m};
+            c = warp_best(c);
+            if (lane == 0) best[0] = c;
+        }
+        __syncthreads();
+        c = best[0];
+        const bool own_j = lo <= j && j < hi;
+        if (G == 1) {
+            if (t == 0) pivot = (partial && c.i < m) ? c.i : j;
             __syncthreads();
-            if (threadIdx.x < len) {
-                const long long s = c0 + threadIdx.x;
-                const long long i = reverse ? k - 1 - s : s;
-                rows[threadIdx.x] = (long long)ipiv[i * incp] - 1 - shift;
+            for (int k = t; k < w; k += blockDim.x) {
+                rowj[k] = s[j - lo + k * chunk];
+                rowp[k] = s[pivot - lo + k * chunk];
+            }
+        } else {
+            Cell* mine = column + blockIdx.x * cells_per_block;
+            if (t == 0) {
+                ll_store(mine, bits_of(c.v), flag);
+                ll_store(mine + 1, (unsigned long long)c.i, flag);
+            }
+            if (c.i < m)
+                for (int k = t; k < w; k += blockDim.x) ll_store(mine + 2 + k, bits_of((double)s[c.i - lo + k * chunk]), flag);
+            if (own_j)
+                for (int k = t; k < w; k += blockDim.x) ll_store(mine + 2 + nb + k, bits_of((double)s[j - lo + k * chunk]), flag);
+            // Warp 0 finds the pivot among the candidates while the next
+            // warps fetch row j from its owner.
+            if (warp == 0) {
+                Candidate b = {-1.0, m};
+                for (unsigned q = lane; q < G; q += 32) {
+                    const Cell* o = column + q * cells_per_block;
+                    const Candidate x = {double_of(ll_load(o, flag)), (long long)ll_load(o + 1, flag)};
+                    if (better(x, b)) b = x;
+                }
+                b = warp_best(b);
+                if (lane == 0) pivot = (partial && b.i < m) ? b.i : j;
+            } else if (t - 32 < w) {
+                const Cell* o = column + (j / chunk) * cells_per_block + 2 + nb;
+                rowj[t - 32] = (T)double_of(ll_load(o + (t - 32), flag));
             }
             __syncthreads();
-            if (j < n) {
-                for (long long u = 0; u < len; ++u) {
-                    const long long s = c0 + u;
-                    const long long i = reverse ? k - 1 - s : s;
-                    const long long p = rows[u];
-                    if (p != i && p >= 0 && p < m) {
-                        const T x = c[i];
-                        c[i] = c[p];
-                        c[p] = x;
-                    }
-                }
+            const long long p = pivot;
+            if (t < w) {
+                const Cell* o = column + (p / chunk) * cells_per_block + 2;
+                rowp[t] = p == j ? rowj[t] : (T)double_of(ll_load(o + t, flag));
             }
         }
+        __syncthreads();
+        const long long p = pivot;
+        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
+        if (p != j) {
+            if (lo <= p && p < hi)
+                for (int k = t; k < w; k += blockDim.x) s[p - lo + k * chunk] = rowj[k];
+            if (own_j)
+                for (int k = t; k < w; k += blockDim.x) s[j - lo + k * chunk] = rowp[k];
+        }
+        __syncthreads();
+        const T d = rowp[j];
+        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
+        if (bad) {  // uniform across the grid: every block read the same pivot
+            if (blockIdx.x == 0 && t == 0) atomicCAS(info, 0, (int)(offset + j + 1));
+            continue;
+        }
+        const T r = T(1) / d;
+        const bool by_reciprocal = isfinite(r);
+        // Multipliers of this block's rows below j, then the update of the
+        // columns right of j.
+        const int r0 = (int)((lo > j + 1 ? lo : j + 1) - lo);
+        const int below = rows > r0 ? rows - r0 : 0;
+        T* cw = s + j * chunk;
+        for (int i = r0 + t; i < rows; i += blockDim.x) cw[i] = by_reciprocal ? cw[i] * r : cw[i] / d;
+        __syncthreads();
+        const int right = w - (int)j - 1;
+        for (int e = t; e < below * right; e += blockDim.x) {
+            const int i = r0 + e % below, k = (int)j + 1 + e / below;
+            s[i + k * chunk] -= cw[i] * rowp[k];
+        }
+        __syncthreads();
+    }
+    for (int e = t; e < rows * w; e += blockDim.x) a[lo + e % rows + (e / rows) * ld] = s[e % rows + (e / rows) * chunk];
+}
+
+extern "C" __global__ void getrf_panel_ll_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
+                                              long long incp, int* info, long long offset, int partial, double tol,
+                                              Cell* cells) {
+    getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+}
+
+extern "C" __global__ void getrf_panel_ll_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
+                                              long long incp, int* info, long long offset, int partial, double tol,
+                                              Cell* cells) {
+    getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+}
+
+template <typename T>
+__device__ void laswp_impl(T* a, long long ld, long long m, long long n, const int* ipiv, long long incp,
+                           long long first, long long k, long long shift, int reverse) {
+    // The plan: slot q < k is row first + q; slot k + s is the row that step
+    // s exchanges with, when that row is outside those and step s is the
+    // first to name it.
+    __shared__ int target[LASWP_MAX_K];         // row named by step s, or -1 if skipped
+    __shared__ int slot[LASWP_MAX_K];           // its slot
+    __shared__ int content[2 * LASWP_MAX_K];    // the row that ends up in each slot
+    const int t = threadIdx.x, K = (int)k;
+    for (int s = t; s < K; s += blockDim.x) {
+        const int i = reverse ? K - 1 - s : s;
+        const long long r = (long long)ipiv[i * incp] - 1 - shift;
+        target[s] = r >= 0 && r < m ? (int)r : -1;
+    }
+    __syncthreads();
+    for (int s = t; s < K; s += blockDim.x) {
+        const int r = target[s];
+        int q = r - (int)first;
+        if (r >= 0 && (q < 0 || q >= K)) {
+            q = K + s;
+            for (int u = 0; u < s; ++u)
+                if (target[u] == r) {
+                    q = K + u;
+                    break;
+                }
+        }
+        slot[s] = q;
+        content[s] = (int)first + s;
+        content[K + s] = r;
+    }
+    __syncthreads();
+    // The exchanges themselves, in order, on row numbers only.
+    if (t == 0)
+        for (int s = 0; s < K; ++s) {
+            if (target[s] < 0) continue;
+            const int x = reverse ? K - 1 - s : s, y = slot[s];
+            const int c = content[x];
+            content[x] = content[y];
+            content[y] = c;
+        }
+    __syncthreads();
+    // Gather: every moved row of a column is read before any is written.
+    constexpr int PER = 2 * LASWP_MAX_K / LASWP_THREADS;
+    const long long batches = (n + LASWP_COLS - 1) / LASWP_COLS;
+    for (long long b = blockIdx.x; b < batches; b += gridDim.x) {
+        T v[LASWP_COLS][PER];
+        int to[PER];
+#pragma unroll
+        for (int u = 0; u < PER; ++u) {
+            const int e = t + u * LASWP_THREADS;
+            int dst = -1, src = -1;
+            if (e < K) {
+                dst = (int)first + e;
+                src = content[e];
+            } else if (e < 2 * K && target[e - K] >= 0 && slot[e - K] == e) {
+                dst = target[e - K];
+                src = content[e];
+            }
+            to[u] = dst != src ? dst : -1;
+#pragma unroll
+            for (int c = 0; c < LASWP_COLS; ++c) {
+                const long long j = b * LASWP_COLS + c;
+                if (to[u] >= 0 && j < n) v[c][u] = a[src + j * ld];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < PER; ++u)
+#pragma unroll
+            for (int c = 0; c < LASWP_COLS; ++c) {
+                const long long j = b * LASWP_COLS + c;
+                if (to[u] >= 0 && j < n) a[to[u] + j * ld] = v[c][u];
+            }
     }
 }
 
 extern "C" __global__ void laswp_f32(float* a, long long ld, long long m, long long n, const int* ipiv, long long incp,
-                                     long long k, long long shift, int reverse) {
-    laswp_impl(a, ld, m, n, ipiv, incp, k, shift, reverse);
+                                     long long first, long long k, long long shift, int reverse) {
+    laswp_impl(a, ld, m, n, ipiv, incp, first, k, shift, reverse);
 }
 
 extern "C" __global__ void laswp_f64(double* a, long long ld, long long m, long long n, const int* ipiv,
-                                     long long incp, long long k, long long shift, int reverse) {
-    laswp_impl(a, ld, m, n, ipiv, incp, k, shift, reverse);
+                                     long long incp, long long first, long long k, long long shift, int reverse) {
+    laswp_impl(a, ld, m, n, ipiv, incp, first, k, shift, reverse);
 }

@@ -83,10 +83,12 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     for t in ["f32", "f64"] {
         // getrf_panel(a, ld, m, nb, ipiv, incp, info, offset, partial, tol)
         add("lu.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
-        // laswp(a, ld, m, n, ipiv, incp, k, shift, reverse)
-        add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I32]);
+        // laswp(a, ld, m, n, ipiv, incp, first, k, shift, reverse)
+        add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I64, I32]);
         // getrf_panel_grid(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar)
         add("lu.cu", format!("getrf_panel_grid_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P]);
+        // getrf_panel_ll(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells)
+        add("lu.cu", format!("getrf_panel_ll_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P]);
     }
     files
 }

@@ -391,6 +391,46 @@ fn panel_against_host<B: Backend>(be: &B) {
     assert!(matches!(r, Err(Error::DimensionMismatch { .. })));
 }
 
+/// `laswp` with any pivots, as `dlaswp` takes them: rows named twice, above
+/// the first exchanged row, outside the block (skipped), more than one
+/// launch's worth, forward and reversed, against the host's exchanges.
+fn interchanges_against_host<B: Backend>(be: &B) {
+    for &(m, k, w, shift) in &[(6, 6, 3, 0), (50, 40, 7, 2), (1000, 700, 20, 5), (3000, 1200, 9, 0)] {
+        let mut r = rng((m + k) as u64);
+        let ipiv: Vec<i32> = (0..k)
+            .map(|i| match r.random_range(0..10) {
+                0 => (shift + m + 3) as i32,                     // outside: skipped
+                1 => (shift + 1 + r.random_range(0..=i)) as i32, // at or above row i
+                2 => (shift + 1 + (i * 7) % 5) as i32,           // named again and again
+                _ => (shift + 1 + r.random_range(i..m)) as i32,  // below, as LU's
+            })
+            .collect();
+        let c = random(&mut r, m, w);
+        let dp = be.upload(&ipiv).unwrap();
+        for reverse in [false, true] {
+            let mut h = c.clone();
+            let steps: Vec<usize> = if reverse { (0..k).rev().collect() } else { (0..k).collect() };
+            for i in steps {
+                let p = ipiv[i] as i64 - 1 - shift as i64;
+                if (0..m as i64).contains(&p) {
+                    (0..w).for_each(|j| h.swap(i + j * m, p as usize + j * m));
+                }
+            }
+            let mut dc = be.upload(&c).unwrap();
+            be.laswp(ViewMut::dense(&mut dc, m, w).unwrap(), View::dense(&dp, k, 1).unwrap(), shift, reverse).unwrap();
+            let mut got = vec![0.0; m * w];
+            be.download(&dc, &mut got).unwrap();
+            assert_eq!(got, h, "m {m}, k {k}, reverse {reverse}");
+        }
+    }
+}
+
+#[test]
+fn interchanges_match_the_host_for_any_pivots() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => interchanges_against_host(be));
+}
+
 #[test]
 fn panel_and_interchanges_match_the_host() {
     let dev = device();

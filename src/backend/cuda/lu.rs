@@ -3,14 +3,17 @@
 
 use cudarc::driver::LaunchConfig;
 
-use super::{Arg, Cuda, MAX_BLOCKS, n, ptr, ptr_mut};
+use super::{Arg, Cuda, MAX_BLOCKS, n, ptr_mut, raw};
 use crate::backend::{Pivoting, View, ViewMut, check};
 use crate::{Result, Scalar};
 
 /// Threads of the panel kernel's one block (`GETRF_THREADS` in `lu.cu`).
 const GETRF_THREADS: u32 = 512;
-/// Threads per block of `laswp` (`LASWP_THREADS` in `lu.cu`).
-const LASWP_THREADS: usize = 128;
+/// Threads per block of `laswp`, exchanges per launch and columns per batch
+/// (`LASWP_THREADS`, `LASWP_MAX_K`, `LASWP_COLS` in `lu.cu`).
+const LASWP_THREADS: usize = 256;
+const LASWP_MAX_K: usize = 512;
+const LASWP_COLS: usize = 8;
 /// Widest panel of the grid-wide kernel (`GRID_MAX_NB` in `lu.cu`).
 const GRID_MAX_NB: usize = 64;
 /// Panels with at least this many rows use the grid-wide kernel: below it
@@ -20,6 +23,28 @@ const GRID_MIN_ROWS: usize = 1024;
 const GRID_ROWS_PER_BLOCK: usize = 256;
 /// Threads per block of the grid-wide kernel.
 const GRID_THREADS: u32 = 256;
+/// Rows per block the shared-memory kernel aims at: fewer blocks make the
+/// exchange of each column cheaper, more make each block's share smaller.
+const LL_ROWS_PER_BLOCK: usize = 128;
+/// Most dynamic shared memory per block it asks for (the H100 allows 227 KiB).
+const LL_MAX_SMEM: usize = 200 * 1024;
+/// Threads per block: with several blocks, and with one.
+const LL_THREADS: u32 = 256;
+const LL_THREADS_ALONE: u32 = 512;
+/// Which panel kernel factors a panel.
+enum PanelKernel {
+    /// `getrf_panel_ll`: rows in shared memory, one exchange per column.
+    Ll { blocks: usize },
+    /// `getrf_panel_grid`: rows in global memory, a grid barrier per column.
+    Grid { blocks: usize },
+    /// `getrf_panel`: one block.
+    Block,
+}
+
+/// 16-byte cells per block and column parity: candidate, its row, row j.
+fn ll_cells(nb: usize) -> usize {
+    2 + 2 * nb
+}
 
 /// Distance between consecutive entries of a vector block.
 fn stride(b: crate::backend::Block) -> usize {
@@ -27,18 +52,39 @@ fn stride(b: crate::backend::Block) -> usize {
 }
 
 impl Cuda {
-    /// Blocks for the panel kernel: 1 for the one-block kernel, more for the
-    /// grid-wide one on tall panels — at most one per SM, so that all are
-    /// resident together. `GPUMAT_LU_PANEL=block` forces the one-block kernel.
-    fn panel_blocks(&self, rows: usize, cols: usize) -> Result<usize> {
-        if rows < GRID_MIN_ROWS || cols > GRID_MAX_NB || std::env::var("GPUMAT_LU_PANEL").is_ok_and(|v| v == "block") {
-            return Ok(1);
-        }
+    fn sms(&self) -> Result<usize> {
         let sms = self
             .ctx
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| crate::Error::Device(format!("reading the number of SMs: {e}")))?;
-        Ok(rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, sms.max(1) as usize))
+        Ok(sms.max(1) as usize)
+    }
+
+    /// The panel kernel for a `rows × cols` panel of `elem`-byte entries:
+    /// the shared-memory kernel (`Ll`, with its blocks) when the panel fits
+    /// in the shared memory of at most one block per SM; otherwise the
+    /// grid-wide kernel on tall panels and the one-block kernel on the
+    /// others. For tests, `GPUMAT_LU_PANEL=grid` or `=block` forces those
+    /// two, and `=ll` the shared-memory kernel with 32 rows per block, so
+    /// that small panels take its exchanges.
+    fn panel_kernel(&self, rows: usize, cols: usize, elem: usize) -> Result<PanelKernel> {
+        let forced = std::env::var("GPUMAT_LU_PANEL").ok();
+        let many = forced.as_deref() == Some("ll");
+        if cols <= GRID_MAX_NB && (forced.is_none() || many) {
+            let bytes = |blocks: usize| rows.div_ceil(blocks) * cols * elem;
+            if bytes(1) <= LL_MAX_SMEM && !many {
+                return Ok(PanelKernel::Ll { blocks: 1 });
+            }
+            let per_block = if many { 32 } else { LL_ROWS_PER_BLOCK };
+            let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
+            if bytes(blocks) <= LL_MAX_SMEM {
+                return Ok(PanelKernel::Ll { blocks });
+            }
+        }
+        if rows < GRID_MIN_ROWS || cols > GRID_MAX_NB || forced.as_deref() == Some("block") {
+            return Ok(PanelKernel::Block);
+        }
+        Ok(PanelKernel::Grid { blocks: rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, self.sms()?) })
     }
 
     pub(super) fn lu_getrf_panel<T: Scalar>(
@@ -58,34 +104,7 @@ impl Cuda {
             Pivoting::None { tol } => (0, tol),
         };
         let b = a.block();
-        let blocks = self.panel_blocks(b.rows, b.cols)?;
-        if blocks > 1 {
-            // Double-buffered candidates and rows (f64 holds f32 as well),
-            // and the barrier's two words, zeroed.
-            let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
-            let (stage, bar) = (self.scratch::<f64>(2 * (blocks + 1) * GRID_MAX_NB)?, self.scratch::<u32>(2)?);
-            let cfg =
-                LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (GRID_THREADS, 1, 1), shared_mem_bytes: 0 };
-            let args = [
-                ptr_mut(&a),
-                n(b.ld),
-                n(b.rows),
-                n(b.cols),
-                ptr_mut(&ipiv),
-                n(stride(ipiv.block())),
-                ptr_mut(&info),
-                n(offset),
-                Arg::I32(partial),
-                Arg::F64(tol),
-                Arg::Ptr(self.slice_ptr(&part_v)),
-                Arg::Ptr(self.slice_ptr(&part_i)),
-                Arg::Ptr(self.slice_ptr(&stage)),
-                Arg::Ptr(self.slice_ptr(&bar)),
-            ];
-            return self.launch("lu", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args);
-        }
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
-        let args = [
+        let head = [
             ptr_mut(&a),
             n(b.ld),
             n(b.rows),
@@ -97,7 +116,43 @@ impl Cuda {
             Arg::I32(partial),
             Arg::F64(tol),
         ];
-        self.launch("lu", &format!("getrf_panel_{}", T::NAME), cfg, &args)
+        match self.panel_kernel(b.rows, b.cols, size_of::<T>())? {
+            PanelKernel::Ll { blocks } => {
+                let cells = self.scratch::<u32>(4 * 2 * blocks * ll_cells(b.cols))?;
+                let threads = if blocks == 1 { LL_THREADS_ALONE } else { LL_THREADS };
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks as u32, 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: (b.rows.div_ceil(blocks) * b.cols * size_of::<T>()) as u32,
+                };
+                let mut args = head.to_vec();
+                args.push(Arg::Ptr(self.slice_ptr(&cells)));
+                self.launch("lu", &format!("getrf_panel_ll_{}", T::NAME), cfg, &args)
+            }
+            PanelKernel::Grid { blocks } => {
+                // Double-buffered candidates and rows (f64 holds f32 as
+                // well), and the barrier's two words, zeroed.
+                let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
+                let (stage, bar) = (self.scratch::<f64>(2 * (blocks + 1) * GRID_MAX_NB)?, self.scratch::<u32>(2)?);
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks as u32, 1, 1),
+                    block_dim: (GRID_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut args = head.to_vec();
+                args.extend([
+                    Arg::Ptr(self.slice_ptr(&part_v)),
+                    Arg::Ptr(self.slice_ptr(&part_i)),
+                    Arg::Ptr(self.slice_ptr(&stage)),
+                    Arg::Ptr(self.slice_ptr(&bar)),
+                ]);
+                self.launch("lu", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args)
+            }
+            PanelKernel::Block => {
+                let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
+                self.launch("lu", &format!("getrf_panel_{}", T::NAME), cfg, &head)
+            }
+        }
     }
 
     pub(super) fn lu_laswp<T: Scalar>(
@@ -112,23 +167,34 @@ impl Cuda {
         if k == 0 || b.rows == 0 || b.cols == 0 {
             return Ok(());
         }
-        let blocks = b.cols.div_ceil(LASWP_THREADS).clamp(1, MAX_BLOCKS);
+        let blocks = b.cols.div_ceil(LASWP_COLS).clamp(1, MAX_BLOCKS);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (LASWP_THREADS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let args = [
-            ptr_mut(&a),
-            n(b.ld),
-            n(b.rows),
-            n(b.cols),
-            ptr(&ipiv),
-            n(stride(ipiv.block())),
-            n(k),
-            n(shift),
-            Arg::I32(reverse as i32),
-        ];
-        self.launch("lu", &format!("laswp_{}", T::NAME), cfg, &args)
+        // Pieces of at most LASWP_MAX_K exchanges, in the order of the whole.
+        let mut pieces: Vec<usize> = (0..k).step_by(LASWP_MAX_K).collect();
+        if reverse {
+            pieces.reverse();
+        }
+        let incp = stride(ipiv.block());
+        for first in pieces {
+            let len = LASWP_MAX_K.min(k - first);
+            let args = [
+                ptr_mut(&a),
+                n(b.ld),
+                n(b.rows),
+                n(b.cols),
+                Arg::Ptr(raw(&ipiv) + (first * incp * size_of::<i32>()) as u64),
+                n(incp),
+                n(first),
+                n(len),
+                n(shift),
+                Arg::I32(reverse as i32),
+            ];
+            self.launch("lu", &format!("laswp_{}", T::NAME), cfg, &args)?;
+        }
+        Ok(())
     }
 }

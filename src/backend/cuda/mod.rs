@@ -79,6 +79,7 @@ fn driver(op: &str) -> impl Fn(DriverError) -> Error + '_ {
 }
 
 /// A kernel argument, owned so that the launch can point at it.
+#[derive(Clone, Copy)]
 enum Arg {
     Ptr(u64),
     I64(i64),
@@ -267,6 +268,16 @@ impl Cuda {
 
     fn launch(&self, file: &str, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let f = self.function(file, name)?;
+        if cfg.shared_mem_bytes > 48 * 1024 {
+            // Past 48 KiB, dynamic shared memory is opt-in per function.
+            f.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                cfg.shared_mem_bytes as i32,
+            )
+            .map_err(|e| {
+                Error::Device(format!("{name}: asking for {} bytes of shared memory: {e}", cfg.shared_mem_bytes))
+            })?;
+        }
         let mut b = self.stream.launch_builder(&f);
         for a in args {
             match a {

@@ -42,6 +42,9 @@ pub enum Suite {
     Qr,
     /// LU with partial pivoting against cuSOLVER dgetrf.
     Lu,
+    /// Where an LU's time goes: the whole, its panels alone, and the cost
+    /// per call of its primitives.
+    LuTrace,
     /// A·D²·Aᵀ for A of m × 2m, full and RFP storage, against cuBLAS dgmm
     /// + dsyrk and dgmm + dgemm: time, extra memory, difference.
     Gram,
@@ -211,6 +214,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::Trace => bench_cholesky::trace(cuda, args)?,
         Suite::Qr => crate::bench_qr::suite(cuda, args)?,
         Suite::Lu => lu::lu_suite(cuda, args)?,
+        Suite::LuTrace => lu::trace(cuda, args)?,
         Suite::Gram => gram::suite(cuda, args)?,
         Suite::Wls => crate::bench_wls::suite(cuda, args)?,
     };
