@@ -50,6 +50,15 @@
 //   most the number of SMs (all blocks resident together); dynamic shared
 //   memory chunk*nb*sizeof(T), chunk = ceil(m / gridDim.x).
 //
+// getrf_panel_reg_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
+//                           tol, cells):
+//   the same as getrf_panel_ll for nb <= REG_NB, with each thread holding
+//   one row in registers (the column loop unrolled, so that column j of the
+//   row is a register), so that a column's update is register arithmetic
+//   against the pivot row in shared memory. Launch: blockDim.x >= chunk =
+//   ceil(m / gridDim.x), a multiple of 32, from 64 to REG_MAX_THREADS;
+//   gridDim.x at most the number of SMs; no dynamic shared memory.
+//
 // laswp_{f32,f64}(a, ld, m, n, ipiv, incp, first, k, shift, reverse):
 //   for i in 0..k (or k-1 down to 0 if reverse), rows first + i and
 //   ipiv[i*incp] - 1 - shift of the m x n block are exchanged; a pivot
@@ -67,6 +76,8 @@
 #define LASWP_MAX_K 512
 #define LASWP_COLS 8
 #define GRID_MAX_NB 64
+#define REG_NB 32
+#define REG_MAX_THREADS 384
 
 struct Candidate {
     double v;     // |a(i, j)|, or -1 for none
@@ -319,6 +330,69 @@ __device__ __forceinline__ unsigned long long ll_load(const Cell* c, unsigned fl
 __device__ __forceinline__ unsigned long long bits_of(double x) { return (unsigned long long)__double_as_longlong(x); }
 __device__ __forceinline__ double double_of(unsigned long long b) { return __longlong_as_double((long long)b); }
 
+// The best candidate of the block, for every thread (two barriers);
+// `best` is 32 entries of shared memory.
+__device__ __noinline__ Candidate block_best(Candidate c, Candidate* best, long long m) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    c = warp_best(c);
+    if (lane == 0) best[warp] = c;
+    __syncthreads();
+    if (warp == 0) {
+        c = lane < (int)(blockDim.x >> 5) ? best[lane] : Candidate{-1.0, m};
+        c = warp_best(c);
+        if (lane == 0) best[0] = c;
+    }
+    __syncthreads();
+    return best[0];
+}
+
+// Waits until both cells hold column `flag`'s payloads: one poll, two loads.
+__device__ __forceinline__ void ll_load2(const Cell* c, unsigned flag, unsigned long long* x, unsigned long long* y) {
+    unsigned a0, a1, a2, a3, b0, b1, b2, b3;
+    do {
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3)
+                     : "l"(c)
+                     : "memory");
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
+                     : "l"(c + 1)
+                     : "memory");
+    } while (a1 != flag || a3 != flag || b1 != flag || b3 != flag);
+    *x = ((unsigned long long)a2 << 32) | a0;
+    *y = ((unsigned long long)b2 << 32) | b0;
+}
+
+// The exchange of column j, once every block has published its candidate
+// (cells 0, 1), that candidate's row (cells 2..2+nb) and, its owner, row j
+// (cells 2+nb..2+2nb) in `column`, the cells of column j's parity: every
+// block picks the same pivot (into *pivot) and reads row j and the pivot
+// row (into rowj, rowp). Called by all threads; blockDim.x >= 32 + nb.
+template <typename T>
+__device__ __noinline__ void ll_gather(const Cell* column, long long per_block, unsigned flag, long long j,
+                                          long long chunk, long long m, int nb, int partial, long long* pivot,
+                                          T* rowj, T* rowp) {
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    // Warp 0 finds the pivot among the candidates while the next warps
+    // fetch row j from its owner.
+    if (warp == 0) {
+        Candidate b = {-1.0, m};
+        for (unsigned q = lane; q < gridDim.x; q += 32) {
+            unsigned long long v, i;
+            ll_load2(column + q * per_block, flag, &v, &i);
+            const Candidate x = {double_of(v), (long long)i};
+            if (better(x, b)) b = x;
+        }
+        b = warp_best(b);
+        if (lane == 0) *pivot = (partial && b.i < m) ? b.i : j;
+    } else if (t - 32 < nb) {
+        rowj[t - 32] = (T)double_of(ll_load(column + (j / chunk) * per_block + 2 + nb + (t - 32), flag));
+    }
+    __syncthreads();
+    const long long p = *pivot;
+    if (t < nb) rowp[t] = p == j ? rowj[t] : (T)double_of(ll_load(column + (p / chunk) * per_block + 2 + t, flag));
+}
+
 template <typename T>
 __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
                                     int* info, long long offset, int partial, double tol, Cell* cells) {
@@ -327,7 +401,7 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
     __shared__ Candidate best[32];
     __shared__ long long pivot;
     __shared__ T rowj[GRID_MAX_NB], rowp[GRID_MAX_NB];
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    const int t = threadIdx.x;
     const unsigned G = gridDim.x;
     const long long chunk = (m + G - 1) / G;
     const long long lo = (long long)blockIdx.x * chunk;
@@ -348,16 +422,7 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
                 const Candidate o = {abs_d(sj[i - lo]), i};
                 if (better(o, c)) c = o;
             }
-        c = warp_best(c);
-        if (lane == 0) best[warp] = c;
-        __syncthreads();
-        if (warp == 0) {
-            c = lane < warps ? best[lane] : Candidate{-1.0, m};
-            c = warp_best(c);
-            if (lane == 0) best[0] = c;
-        }
-        __syncthreads();
-        c = best[0];
+        c = block_best(c, best, m);
         const bool own_j = lo <= j && j < hi;
         if (G == 1) {
             if (t == 0) pivot = (partial && c.i < m) ? c.i : j;
@@ -376,27 +441,7 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
                 for (int k = t; k < w; k += blockDim.x) ll_store(mine + 2 + k, bits_of((double)s[c.i - lo + k * chunk]), flag);
             if (own_j)
                 for (int k = t; k < w; k += blockDim.x) ll_store(mine + 2 + nb + k, bits_of((double)s[j - lo + k * chunk]), flag);
-            // Warp 0 finds the pivot among the candidates while the next
-            // warps fetch row j from its owner.
-            if (warp == 0) {
-                Candidate b = {-1.0, m};
-                for (unsigned q = lane; q < G; q += 32) {
-                    const Cell* o = column + q * cells_per_block;
-                    const Candidate x = {double_of(ll_load(o, flag)), (long long)ll_load(o + 1, flag)};
-                    if (better(x, b)) b = x;
-                }
-                b = warp_best(b);
-                if (lane == 0) pivot = (partial && b.i < m) ? b.i : j;
-            } else if (t - 32 < w) {
-                const Cell* o = column + (j / chunk) * cells_per_block + 2 + nb;
-                rowj[t - 32] = (T)double_of(ll_load(o + (t - 32), flag));
-            }
-            __syncthreads();
-            const long long p = pivot;
-            if (t < w) {
-                const Cell* o = column + (p / chunk) * cells_per_block + 2;
-                rowp[t] = p == j ? rowj[t] : (T)double_of(ll_load(o + t, flag));
-            }
+            ll_gather(column, cells_per_block, flag, j, chunk, m, w, partial, &pivot, rowj, rowp);
         }
         __syncthreads();
         const long long p = pivot;
@@ -443,6 +488,98 @@ extern "C" __global__ void getrf_panel_ll_f64(double* a, long long ld, long long
                                               long long incp, int* info, long long offset, int partial, double tol,
                                               Cell* cells) {
     getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+}
+
+template <typename T>
+__device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
+                                     int* info, long long offset, int partial, double tol, Cell* cells) {
+    __shared__ Candidate best[32];
+    __shared__ long long pivot;
+    __shared__ T rowj[REG_NB], rowp[REG_NB], rowc[REG_NB];
+    const int t = threadIdx.x;
+    const unsigned G = gridDim.x;
+    const long long chunk = (m + G - 1) / G;
+    const long long lo = (long long)blockIdx.x * chunk;
+    const long long i = lo + t;  // this thread's row
+    const bool mine = t < chunk && i < m;
+    const long long per_block = 2 + 2 * nb;
+    // Entries past nb of the rows in shared memory stay 0, so that whole
+    // rows can be copied and updated (the registers past nb are not stored).
+    if (t < REG_NB) rowj[t] = rowp[t] = rowc[t] = T(0);
+    __syncthreads();
+    T x[REG_NB];
+#pragma unroll
+    for (int k = 0; k < REG_NB; ++k) x[k] = mine && k < nb ? a[i + k * ld] : T(0);
+#pragma unroll
+    for (int j = 0; j < REG_NB; ++j) {
+        if (j >= nb) break;
+        const unsigned flag = (unsigned)j + 1;
+        Candidate c = {-1.0, m};
+        if (partial && mine && i >= j) c = Candidate{abs_d(x[j]), i};
+        c = block_best(c, best, m);
+        // The candidate's and row j's owners stage them in shared memory.
+        if (mine && (i == c.i || i == j)) {
+            T* to = i == c.i ? rowc : rowj;
+#pragma unroll
+            for (int k = 0; k < REG_NB; ++k) to[k] = x[k];
+            if (i == c.i && i == j)
+#pragma unroll
+                for (int k = 0; k < REG_NB; ++k) rowj[k] = x[k];
+        }
+        __syncthreads();
+        if (G == 1) {
+            const long long p = (partial && c.i < m) ? c.i : j;
+            if (t == 0) pivot = p;
+            if (t < nb) rowp[t] = p == j ? rowj[t] : rowc[t];
+        } else {
+            Cell* column = cells + (j & 1) * G * per_block;
+            Cell* own = column + blockIdx.x * per_block;
+            if (t == 0) {
+                ll_store(own, bits_of(c.v), flag);
+                ll_store(own + 1, (unsigned long long)c.i, flag);
+            }
+            if (c.i < m && t < nb) ll_store(own + 2 + t, bits_of((double)rowc[t]), flag);
+            if (lo <= j && j < lo + chunk && t >= 32 && t - 32 < nb)
+                ll_store(own + 2 + nb + (t - 32), bits_of((double)rowj[t - 32]), flag);
+            ll_gather(column, per_block, flag, j, chunk, m, (int)nb, partial, &pivot, rowj, rowp);
+        }
+        __syncthreads();
+        const long long p = pivot;
+        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
+        if (p != j && mine && (i == p || i == j)) {
+            const T* from = i == p ? rowj : rowp;
+#pragma unroll
+            for (int k = 0; k < REG_NB; ++k) x[k] = from[k];
+        }
+        const T d = rowp[j];
+        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
+        if (bad) {  // uniform across the grid: every block read the same pivot
+            if (blockIdx.x == 0 && t == 0) atomicCAS(info, 0, (int)(offset + j + 1));
+            continue;
+        }
+        if (mine && i > j) {
+            const T r = T(1) / d;
+            const T l = isfinite(r) ? x[j] * r : x[j] / d;
+            x[j] = l;
+#pragma unroll
+            for (int k = j + 1; k < REG_NB; ++k) x[k] -= l * rowp[k];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < REG_NB; ++k)
+        if (mine && k < nb) a[i + k * ld] = x[k];
+}
+
+extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS) getrf_panel_reg_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
+                                               long long incp, int* info, long long offset, int partial, double tol,
+                                               Cell* cells) {
+    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+}
+
+extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS) getrf_panel_reg_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
+                                               long long incp, int* info, long long offset, int partial, double tol,
+                                               Cell* cells) {
+    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
 }
 
 template <typename T>

@@ -64,7 +64,7 @@ if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-scaled_gram ]; then
 fi
 # LU again with each panel kernel forced: the shared-memory one with 32 rows
 # per block (its exchanges on small panels), the grid-wide and the one-block.
-for panel in ll grid block; do
+for panel in reg ll grid block; do
     [ -n "${SKIP_TESTS:-}" ] || [ ! -x .gpu/bin/test-lu ] && break
     GPUMAT_LU_PANEL=$panel .gpu/bin/test-lu --test-threads=1 > "$OUT/test-lu-panel-$panel.log" 2>&1
     summary+=("test-lu GPUMAT_LU_PANEL=$panel (rc $?): $(grep -E '^test result' "$OUT/test-lu-panel-$panel.log" | tail -1)")

@@ -89,6 +89,7 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("lu.cu", format!("getrf_panel_grid_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P]);
         // getrf_panel_ll(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells)
         add("lu.cu", format!("getrf_panel_ll_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P]);
+        add("lu.cu", format!("getrf_panel_reg_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P]);
     }
     files
 }

@@ -23,6 +23,12 @@ const GRID_MIN_ROWS: usize = 1024;
 const GRID_ROWS_PER_BLOCK: usize = 256;
 /// Threads per block of the grid-wide kernel.
 const GRID_THREADS: u32 = 256;
+/// Widest panel of the register kernel (`REG_NB` in `lu.cu`), the rows per
+/// block it aims at, and the most it takes (a thread each; `REG_MAX_THREADS`
+/// in `lu.cu`, which bounds the registers).
+const REG_NB: usize = 32;
+const REG_ROWS_PER_BLOCK: usize = 256;
+const REG_MAX_ROWS: usize = 384;
 /// Rows per block the shared-memory kernel aims at: fewer blocks make the
 /// exchange of each column cheaper, more make each block's share smaller.
 const LL_ROWS_PER_BLOCK: usize = 128;
@@ -33,6 +39,9 @@ const LL_THREADS: u32 = 256;
 const LL_THREADS_ALONE: u32 = 512;
 /// Which panel kernel factors a panel.
 enum PanelKernel {
+    /// `getrf_panel_reg`: a row per thread in registers, one exchange per
+    /// column.
+    Reg { blocks: usize, threads: u32 },
     /// `getrf_panel_ll`: rows in shared memory, one exchange per column.
     Ll { blocks: usize },
     /// `getrf_panel_grid`: rows in global memory, a grid barrier per column.
@@ -61,15 +70,27 @@ impl Cuda {
     }
 
     /// The panel kernel for a `rows × cols` panel of `elem`-byte entries:
-    /// the shared-memory kernel (`Ll`, with its blocks) when the panel fits
+    /// the register kernel when the panel is narrow enough and its rows fit
+    /// in the threads of at most one block per SM; else the shared-memory
+    /// kernel (`Ll`, with its blocks) when the panel fits
     /// in the shared memory of at most one block per SM; otherwise the
     /// grid-wide kernel on tall panels and the one-block kernel on the
     /// others. For tests, `GPUMAT_LU_PANEL=grid` or `=block` forces those
     /// two, and `=ll` the shared-memory kernel with 32 rows per block, so
-    /// that small panels take its exchanges.
+    /// that small panels take its exchanges; `=reg` the register kernel
+    /// with 32 rows per block.
     fn panel_kernel(&self, rows: usize, cols: usize, elem: usize) -> Result<PanelKernel> {
         let forced = std::env::var("GPUMAT_LU_PANEL").ok();
         let many = forced.as_deref() == Some("ll");
+        let reg_many = forced.as_deref() == Some("reg");
+        if cols <= REG_NB && (forced.is_none() || reg_many) {
+            let per_block = if reg_many { 32 } else { REG_ROWS_PER_BLOCK };
+            let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
+            let chunk = rows.div_ceil(blocks);
+            if chunk <= REG_MAX_ROWS {
+                return Ok(PanelKernel::Reg { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
+            }
+        }
         if cols <= GRID_MAX_NB && (forced.is_none() || many) {
             let bytes = |blocks: usize| rows.div_ceil(blocks) * cols * elem;
             if bytes(1) <= LL_MAX_SMEM && !many {
@@ -117,6 +138,14 @@ impl Cuda {
             Arg::F64(tol),
         ];
         match self.panel_kernel(b.rows, b.cols, size_of::<T>())? {
+            PanelKernel::Reg { blocks, threads } => {
+                let cells = self.scratch::<u32>(4 * 2 * blocks * ll_cells(b.cols))?;
+                let cfg =
+                    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                let mut args = head.to_vec();
+                args.push(Arg::Ptr(self.slice_ptr(&cells)));
+                self.launch("lu", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
+            }
             PanelKernel::Ll { blocks } => {
                 let cells = self.scratch::<u32>(4 * 2 * blocks * ll_cells(b.cols))?;
                 let threads = if blocks == 1 { LL_THREADS_ALONE } else { LL_THREADS };
