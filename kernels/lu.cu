@@ -108,6 +108,16 @@ __device__ __forceinline__ Candidate warp_best(Candidate c) {
 __device__ __forceinline__ double abs_d(float x) { return (double)fabsf(x); }
 __device__ __forceinline__ double abs_d(double x) { return fabs(x); }
 
+// Whether pivot d fails (exactly zero with partial pivoting, |d| <= tol
+// without); the first failure of the factorization goes to *info as the
+// 1-based `index`, by one thread of block 0.
+template <typename T>
+__device__ __forceinline__ bool pivot_fails(T d, int partial, double tol, int* info, long long index) {
+    const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
+    if (bad && blockIdx.x == 0 && threadIdx.x == 0) atomicCAS(info, 0, (int)index);
+    return bad;
+}
+
 template <typename T>
 __device__ void getrf_panel_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp, int* info,
                                  long long offset, int partial, double tol) {
@@ -274,12 +284,9 @@ __device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long
         }
         if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
         __syncthreads();
+        // Uniform across the grid: every block read the same pivot.
+        if (pivot_fails(rowp[j], partial, tol, info, offset + j + 1)) continue;
         const T d = rowp[j];
-        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
-        if (bad) {  // uniform across the grid: every block read the same pivot
-            if (blockIdx.x == 0 && t == 0) atomicCAS(info, 0, (int)(offset + j + 1));
-            continue;
-        }
         const T r = T(1) / d;
         const bool by_reciprocal = isfinite(r);
         T* cw = a + j * ld;
@@ -453,12 +460,9 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
                 for (int k = t; k < w; k += blockDim.x) s[j - lo + k * chunk] = rowp[k];
         }
         __syncthreads();
+        // Uniform across the grid: every block read the same pivot.
+        if (pivot_fails(rowp[j], partial, tol, info, offset + j + 1)) continue;
         const T d = rowp[j];
-        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
-        if (bad) {  // uniform across the grid: every block read the same pivot
-            if (blockIdx.x == 0 && t == 0) atomicCAS(info, 0, (int)(offset + j + 1));
-            continue;
-        }
         const T r = T(1) / d;
         const bool by_reciprocal = isfinite(r);
         // Multipliers of this block's rows below j, then the update of the
@@ -551,12 +555,9 @@ __device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long 
 #pragma unroll
             for (int k = 0; k < REG_NB; ++k) x[k] = from[k];
         }
+        // Uniform across the grid: every block read the same pivot.
+        if (pivot_fails(rowp[j], partial, tol, info, offset + j + 1)) continue;
         const T d = rowp[j];
-        const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
-        if (bad) {  // uniform across the grid: every block read the same pivot
-            if (blockIdx.x == 0 && t == 0) atomicCAS(info, 0, (int)(offset + j + 1));
-            continue;
-        }
         if (mine && i > j) {
             const T r = T(1) / d;
             const T l = isfinite(r) ? x[j] * r : x[j] / d;

@@ -98,6 +98,19 @@ pub(crate) fn side_by_side(
     Ok((median(a), median(b)))
 }
 
+/// Mean µs per call of `f` over `reps` calls after one warm-up, the queue
+/// drained before and after: the cost of a primitive in a trace.
+pub(crate) fn per_call_us(cuda: &Cuda, reps: usize, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    f()?;
+    cuda.synchronize()?;
+    let t = Instant::now();
+    for _ in 0..reps {
+        f()?;
+    }
+    cuda.synchronize()?;
+    Ok(t.elapsed().as_secs_f64() * 1e6 / reps as f64)
+}
+
 pub(crate) fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
     let mut r = StdRng::seed_from_u64(seed);
     let host: Vec<f64> = (0..len).map(|_| r.random_range(-1.0..1.0)).collect();

@@ -12,7 +12,7 @@ use gpumat::layout::{Rfp, Transr, Uplo};
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
-use crate::bench::{Args, random, record, rel_diff, side_by_side};
+use crate::bench::{Args, per_call_us, random, record, rel_diff, side_by_side};
 
 /// Blockings timed besides `CholeskyParams::for_order`, for tuning.
 const BLOCK_SIZES: [usize; 5] = [64, 128, 256, 512, 1024];
@@ -392,16 +392,7 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
 
         // Per-call times, `l` holding the factor so that solves are sane.
         let reps = 20;
-        let per_call = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
-            f()?;
-            cuda.synchronize()?;
-            let t = Instant::now();
-            for _ in 0..reps {
-                f()?;
-            }
-            cuda.synchronize()?;
-            Ok(t.elapsed().as_secs_f64() * 1e6 / reps as f64)
-        };
+        let per_call = |f: &mut dyn FnMut() -> Result<()>| per_call_us(cuda, reps, f);
         let nb = params.block_size;
         let mut w = cuda.alloc::<f64>(n * n)?;
         let mut out = vec![];

@@ -9,7 +9,7 @@ use gpumat::factor::lu::{self, LuParams};
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
-use super::{Args, random, record, rel_diff, side_by_side};
+use super::{Args, per_call_us, random, record, rel_diff, side_by_side};
 
 /// ‖Pᵀ·L·U − A‖_F / ‖A‖_F for a factor and its 1-based pivots.
 fn factor_error(cuda: &Cuda, n: usize, a: &CudaBuffer<f64>, lu_buf: &CudaBuffer<f64>, ipiv: &[i32]) -> Result<f64> {
@@ -102,19 +102,9 @@ pub fn lu_suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
 pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
     use gpumat::backend::{Diag, Op, Side};
     use gpumat::layout::Uplo;
-    use std::time::Instant;
     let mut rows = vec![];
     let reps = 10;
-    let per_call = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
-        f()?;
-        cuda.synchronize()?;
-        let t = Instant::now();
-        for _ in 0..reps {
-            f()?;
-        }
-        cuda.synchronize()?;
-        Ok(t.elapsed().as_secs_f64() * 1e6 / reps as f64)
-    };
+    let per_call = |f: &mut dyn FnMut() -> Result<()>| per_call_us(cuda, reps, f);
     for &n in &args.sizes {
         let a = random(cuda, n * n, 6)?;
         let mut w = cuda.alloc::<f64>(n * n)?;
