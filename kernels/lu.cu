@@ -46,7 +46,7 @@
 //   of column j + 2 only after reading every block's cells of column j + 1,
 //   which each block wrote after reading those of column j). With one block
 //   nothing is published. cells: 2*gridDim.x*(2 + 2*nb) zeroed 16-byte
-//   cells. Launch: blockDim.x a multiple of 32, at least 2*nb; gridDim.x at
+//   cells. Launch: blockDim.x a multiple of 32, at least 32 + nb; gridDim.x at
 //   most the number of SMs (all blocks resident together); dynamic shared
 //   memory chunk*nb*sizeof(T), chunk = ceil(m / gridDim.x).
 //

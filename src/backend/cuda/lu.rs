@@ -37,6 +37,7 @@ const LL_MAX_SMEM: usize = 200 * 1024;
 /// Threads per block: with several blocks, and with one.
 const LL_THREADS: u32 = 256;
 const LL_THREADS_ALONE: u32 = 512;
+
 /// Which panel kernel factors a panel.
 enum PanelKernel {
     /// `getrf_panel_reg`: a row per thread in registers, one exchange per
@@ -61,6 +62,8 @@ fn stride(b: crate::backend::Block) -> usize {
 }
 
 impl Cuda {
+    /// Streaming multiprocessors: the most blocks a panel kernel may use,
+    /// since all of them must be resident together.
     fn sms(&self) -> Result<usize> {
         let sms = self
             .ctx
@@ -69,20 +72,17 @@ impl Cuda {
         Ok(sms.max(1) as usize)
     }
 
-    /// The panel kernel for a `rows × cols` panel of `elem`-byte entries:
-    /// the register kernel when the panel is narrow enough and its rows fit
-    /// in the threads of at most one block per SM; else the shared-memory
-    /// kernel (`Ll`, with its blocks) when the panel fits
-    /// in the shared memory of at most one block per SM; otherwise the
-    /// grid-wide kernel on tall panels and the one-block kernel on the
-    /// others. For tests, `GPUMAT_LU_PANEL=grid` or `=block` forces those
-    /// two, and `=ll` the shared-memory kernel with 32 rows per block, so
-    /// that small panels take its exchanges; `=reg` the register kernel
-    /// with 32 rows per block.
+    /// The panel kernel for a `rows × cols` panel of `elem`-byte entries,
+    /// the first that takes it: the register kernel (rows fit in the
+    /// threads of one block per SM), the shared-memory kernel (rows fit in
+    /// the shared memory of one block per SM), the grid-wide kernel (tall
+    /// panels), the one-block kernel. For tests, `GPUMAT_LU_PANEL=reg` or
+    /// `=ll` forces the register or shared-memory kernel with 32 rows per
+    /// block (so that small panels take the exchanges between blocks), and
+    /// `=grid` or `=block` the last two.
     fn panel_kernel(&self, rows: usize, cols: usize, elem: usize) -> Result<PanelKernel> {
         let forced = std::env::var("GPUMAT_LU_PANEL").ok();
-        let many = forced.as_deref() == Some("ll");
-        let reg_many = forced.as_deref() == Some("reg");
+        let (reg_many, ll_many) = (forced.as_deref() == Some("reg"), forced.as_deref() == Some("ll"));
         if cols <= REG_NB && (forced.is_none() || reg_many) {
             let per_block = if reg_many { 32 } else { REG_ROWS_PER_BLOCK };
             let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
@@ -91,12 +91,12 @@ impl Cuda {
                 return Ok(PanelKernel::Reg { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
             }
         }
-        if cols <= GRID_MAX_NB && (forced.is_none() || many) {
+        if cols <= GRID_MAX_NB && (forced.is_none() || ll_many) {
             let bytes = |blocks: usize| rows.div_ceil(blocks) * cols * elem;
-            if bytes(1) <= LL_MAX_SMEM && !many {
+            if bytes(1) <= LL_MAX_SMEM && !ll_many {
                 return Ok(PanelKernel::Ll { blocks: 1 });
             }
-            let per_block = if many { 32 } else { LL_ROWS_PER_BLOCK };
+            let per_block = if ll_many { 32 } else { LL_ROWS_PER_BLOCK };
             let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
             if bytes(blocks) <= LL_MAX_SMEM {
                 return Ok(PanelKernel::Ll { blocks });
