@@ -96,6 +96,14 @@ pub struct DenseCholesky {
     n: usize,
 }
 
+/// A cuSOLVER call's status as a `Result`, naming the routine.
+fn succeeded(routine: &str, status: cudarc::cusolver::sys::cusolverStatus_t) -> Result<()> {
+    match status {
+        cudarc::cusolver::sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS => Ok(()),
+        s => Err(Error::Device(format!("cuSOLVER {routine}: {s:?}"))),
+    }
+}
+
 /// A cuSOLVER handle on the backend's stream with its 64-bit API
 /// parameters, the workspaces one routine asked for and its `devInfo`.
 struct Solver {
@@ -118,7 +126,7 @@ impl Solver {
     /// A handle and parameters, then the workspaces `query` (the routine's
     /// `_bufferSize`, named `routine`) asks for, in (device, host) bytes.
     fn new(cuda: &Cuda, routine: &str, query: Box<Query<'_>>) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        use cudarc::cusolver::sys;
         let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { sys::is_culib_present() } {
@@ -129,15 +137,11 @@ impl Solver {
         let mut raw_params = std::ptr::null_mut();
         // SAFETY: writes a new parameter object.
         let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("params: {s:?}")));
-        }
+        succeeded("params", s)?;
         let params = CusolverParams(raw_params);
         let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
         let s = query(handle.cu(), params.0, &mut device_bytes, &mut host_bytes);
-        if s != CUSOLVER_STATUS_SUCCESS {
-            return Err(fail(&format!("{routine}_bufferSize: {s:?}")));
-        }
+        succeeded(&format!("{routine}_bufferSize"), s)?;
         let work =
             cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(|e| fail(&format!("workspace: {e}")))?;
         let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
@@ -188,7 +192,7 @@ impl DenseCholesky {
 
     /// Factors the dense `n × n` buffer `a` in place (lower triangle).
     pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
         let n = self.n;
         let a = ViewMut::dense(a, n, n)?;
         let s = cuda.stream();
@@ -213,10 +217,7 @@ impl DenseCholesky {
                 info as *mut i32,
             )
         };
-        if status != CUSOLVER_STATUS_SUCCESS {
-            return Err(Error::Device(format!("cuSOLVER Xpotrf: {status:?}")));
-        }
-        Ok(())
+        succeeded("Xpotrf", status)
     }
 
     /// cuSOLVER's `devInfo` after the last factorization (waits for it).
@@ -259,7 +260,7 @@ impl DenseQr {
 
     /// Factors the dense `m × n` buffer `a` in place.
     pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
         let (m, n) = (self.m, self.n);
         let a = ViewMut::dense(a, m, n)?;
         let s = cuda.stream();
@@ -287,10 +288,7 @@ impl DenseQr {
                 info as *mut i32,
             )
         };
-        if status != CUSOLVER_STATUS_SUCCESS {
-            return Err(Error::Device(format!("cuSOLVER Xgeqrf: {status:?}")));
-        }
-        Ok(())
+        succeeded("Xgeqrf", status)
     }
 
     /// cuSOLVER's `devInfo` after the last factorization (waits for it).
@@ -329,7 +327,7 @@ impl DenseLu {
 
     /// Factors the dense `n × n` buffer `a` in place: `P·A = L·U`.
     pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
         let n = self.n;
         let a = ViewMut::dense(a, n, n)?;
         let s = cuda.stream();
@@ -356,10 +354,7 @@ impl DenseLu {
                 info as *mut i32,
             )
         };
-        if status != CUSOLVER_STATUS_SUCCESS {
-            return Err(Error::Device(format!("cuSOLVER Xgetrf: {status:?}")));
-        }
-        Ok(())
+        succeeded("Xgetrf", status)
     }
 
     /// The pivots of the last factorization, 1-based (waits for it).
@@ -468,7 +463,7 @@ impl DenseCholesky {
     /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
     /// [`factor`](Self::factor).
     pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<f64>, b: &mut CudaBuffer<f64>, nrhs: usize) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F, cusolverStatus_t::CUSOLVER_STATUS_SUCCESS};
+        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
         let n = self.n;
         let a = View::dense(a, n, n)?;
         let b = ViewMut::dense(b, n, nrhs)?;
@@ -490,9 +485,6 @@ impl DenseCholesky {
                 info as *mut i32,
             )
         };
-        if status != CUSOLVER_STATUS_SUCCESS {
-            return Err(Error::Device(format!("cuSOLVER Xpotrs: {status:?}")));
-        }
-        Ok(())
+        succeeded("Xpotrs", status)
     }
 }
