@@ -33,7 +33,7 @@
 //   streams finishes and frees its SMs).
 //
 // getrf_panel_ll_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
-//                          tol, cells):
+//                          tol, cells, epoch):
 //   the same factorization (nb <= GRID_MAX_NB), with each block's rows
 //   [b*chunk, (b+1)*chunk) held in dynamic shared memory (chunk*nb entries
 //   of T, column-major) from the first column to the last, and no grid
@@ -41,23 +41,28 @@
 //   publishes its pivot candidate, that candidate's row and (its owner) row
 //   j as 16-byte cells {low word, flag, high word, flag} written by one
 //   vector store (the LL protocol of NCCL): a reader polls the cells it
-//   needs until both flags say column j, so data and flag arrive together.
-//   Cells are double-buffered by the parity of j (a block writes the cells
-//   of column j + 2 only after reading every block's cells of column j + 1,
-//   which each block wrote after reading those of column j). With one block
-//   nothing is published. cells: 2*gridDim.x*(2 + 2*nb) zeroed 16-byte
-//   cells. Launch: blockDim.x a multiple of 32, at least 32 + nb; gridDim.x at
-//   most the number of SMs (all blocks resident together); dynamic shared
-//   memory chunk*nb*sizeof(T), chunk = ceil(m / gridDim.x).
+//   needs until both flags say column j of this launch, (epoch << 7) + j + 1,
+//   so data and flag arrive together. Cells are double-buffered by the
+//   parity of j (a block writes the cells of column j + 2 only after reading
+//   every block's cells of column j + 1, which each block wrote after reading
+//   those of column j). With one block nothing is published. cells:
+//   2*gridDim.x*(2 + 2*nb) 16-byte cells, zeroed or left by launches of
+//   other epochs (1 <= epoch < 2^25). Launch: blockDim.x a multiple of 32, at
+//   least 32 + nb; gridDim.x at most the number of SMs (all blocks resident
+//   together); dynamic shared memory chunk*nb*sizeof(T), chunk = ceil(m /
+//   gridDim.x).
 //
 // getrf_panel_reg_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
-//                           tol, cells):
-//   the same as getrf_panel_ll for nb <= REG_NB, with each thread holding
-//   one row in registers (the column loop unrolled, so that column j of the
-//   row is a register), so that a column's update is register arithmetic
-//   against the pivot row in shared memory. Launch: blockDim.x >= chunk =
-//   ceil(m / gridDim.x), a multiple of 32, from 64 to REG_MAX_THREADS;
-//   gridDim.x at most the number of SMs; no dynamic shared memory.
+//                           tol, cells, epoch):
+//   the same for nb <= REG_NB with each thread holding one row in
+//   registers, so that a column's update is register arithmetic against the
+//   pivot row in shared memory, and the rows staying where they are until
+//   the end (the interchanges are bookkeeping of positions; only the pivot
+//   row travels). Cells: 2*gridDim.x*(2 + nb), as above. Launch: blockDim.x
+//   >= chunk = ceil(m / gridDim.x), a multiple of 32, from 64 to
+//   REG_MAX_THREADS; gridDim.x at most the number of SMs; dynamic shared
+//   memory 8*(2*G + (G*(2 + nb) <= LL_BATCH*blockDim.x ? G : 1)*REG_NB)
+//   bytes, G = gridDim.x.
 //
 // laswp_{f32,f64}(a, ld, m, n, ipiv, incp, first, k, shift, reverse):
 //   for i in 0..k (or k-1 down to 0 if reverse), rows first + i and
@@ -78,6 +83,7 @@
 #define GRID_MAX_NB 64
 #define REG_NB 32
 #define REG_MAX_THREADS 384
+#define LL_BATCH 5
 
 struct Candidate {
     double v;     // |a(i, j)|, or -1 for none
@@ -402,7 +408,8 @@ __device__ __noinline__ void ll_gather(const Cell* column, long long per_block, 
 
 template <typename T>
 __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
-                                    int* info, long long offset, int partial, double tol, Cell* cells) {
+                                    int* info, long long offset, int partial, double tol, Cell* cells,
+                                    unsigned epoch) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* s = reinterpret_cast<T*>(smem_raw);  // this block's rows, s[r + k*chunk]
     __shared__ Candidate best[32];
@@ -419,7 +426,7 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
     for (int e = t; e < rows * w; e += blockDim.x) s[e % rows + (e / rows) * chunk] = a[lo + e % rows + (e / rows) * ld];
     __syncthreads();
     for (long long j = 0; j < nb; ++j) {
-        const unsigned flag = (unsigned)j + 1;
+        const unsigned flag = (epoch << 7) + (unsigned)j + 1;
         Cell* column = cells + (j & 1) * G * cells_per_block;  // this column's cells of every block
         const T* sj = s + j * chunk;
         // This block's candidate.
@@ -484,103 +491,257 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
 
 extern "C" __global__ void getrf_panel_ll_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
                                               long long incp, int* info, long long offset, int partial, double tol,
-                                              Cell* cells) {
-    getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+                                              Cell* cells, unsigned epoch) {
+    getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch);
 }
 
 extern "C" __global__ void getrf_panel_ll_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
                                               long long incp, int* info, long long offset, int partial, double tol,
-                                              Cell* cells) {
-    getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+                                              Cell* cells, unsigned epoch) {
+    getrf_panel_ll_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch);
+}
+
+// A pivot candidate of the register kernel: |a(i, j)| as the bits of a
+// double, which order as unsigned integers for numbers >= 0 (a NaN made the
+// canonical one, above every number, so that it wins), and the row's
+// position after the interchanges so far. No candidate: {0, NO_POS}, which
+// loses to every row, a zero one included. In shared memory a key is a
+// pair of 64-bit words.
+struct Key {
+    unsigned long long v;
+    unsigned pos;
+};
+#define NO_POS 0xffffffffu
+
+template <typename T>
+__device__ __forceinline__ unsigned long long key_of(T x) {
+    const double a = abs_d(x);
+    return is_nan_d(a) ? 0x7ff8000000000000ull : bits_of(a);
+}
+
+__device__ __forceinline__ bool key_better(Key a, Key b) { return a.v > b.v || (a.v == b.v && a.pos < b.pos); }
+
+__device__ __forceinline__ unsigned warp_max(unsigned x) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xffffffffu, x);
+#else
+    for (int s = 16; s > 0; s >>= 1) x = max(x, __shfl_xor_sync(0xffffffffu, x, s));
+    return x;
+#endif
+}
+
+__device__ __forceinline__ unsigned warp_min(unsigned x) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xffffffffu, x);
+#else
+    for (int s = 16; s > 0; s >>= 1) x = min(x, __shfl_xor_sync(0xffffffffu, x, s));
+    return x;
+#endif
+}
+
+// The best key of the warp, in every lane: three reductions of 32-bit words.
+__device__ __forceinline__ Key warp_best_key(Key k) {
+    const unsigned hi = warp_max((unsigned)(k.v >> 32));
+    const unsigned lo = warp_max((unsigned)(k.v >> 32) == hi ? (unsigned)k.v : 0u);
+    const unsigned long long v = ((unsigned long long)hi << 32) | lo;
+    return Key{v, warp_min(k.v == v ? k.pos : NO_POS)};
+}
+
+// The best of the `count` keys stored as word pairs at `pairs` (shared
+// memory), in every lane of the calling warp, and its index in *at.
+__device__ __forceinline__ Key best_key(const unsigned long long* pairs, int count, unsigned* at) {
+    Key k = {0, NO_POS};
+    unsigned q = NO_POS;
+    for (int e = threadIdx.x & 31; e < count; e += 32) {
+        const Key o = {pairs[2 * e], (unsigned)pairs[2 * e + 1]};
+        if (key_better(o, k)) k = o, q = e;
+    }
+    const Key b = warp_best_key(k);
+    *at = warp_min(k.v == b.v && k.pos == b.pos ? q : NO_POS);
+    return b;
+}
+
+// Entry j of a row held in registers, for a j uniform across the block: a
+// jump table keeps the row in registers (an indexed array would go to local
+// memory).
+#define REG_CASES_30(F)                                                                                          \
+    F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12) F(13) F(14) F(15) F(16) F(17) F(18) F(19) \
+    F(20) F(21) F(22) F(23) F(24) F(25) F(26) F(27) F(28) F(29) F(30)
+#define REG_CASES(F) REG_CASES_30(F) F(31)
+
+template <typename T>
+__device__ __forceinline__ T reg_get(const T (&x)[REG_NB], int j) {
+    switch (j) {
+#define REG_GET(k) \
+    case k:        \
+        return x[k];
+        REG_CASES(REG_GET)
+#undef REG_GET
+    }
+    return T(0);
 }
 
 template <typename T>
+__device__ __forceinline__ void reg_set(T (&x)[REG_NB], int j, T v) {
+    switch (j) {
+#define REG_SET(k) \
+    case k:        \
+        x[k] = v;  \
+        break;
+        REG_CASES(REG_SET)
+#undef REG_SET
+    }
+}
+
+// x[c] -= l * row[c] for c > j: a jump into an unrolled chain of updates
+// (entries past the panel's width are updated too, and never stored).
+template <typename T>
+__device__ __forceinline__ void reg_update(T (&x)[REG_NB], int j, T l, const double* row) {
+    switch (j) {
+#define REG_UPDATE(k) \
+    case k:           \
+        x[k + 1] -= l * (T)row[k + 1];
+        REG_CASES_30(REG_UPDATE)
+#undef REG_UPDATE
+    }
+}
+
+// The register kernel. Rows never move while the panel is factored: each
+// thread keeps its row and the row's position after the interchanges so
+// far (`pos`), so an interchange is bookkeeping (the winner takes position
+// j, the row at j takes the winner's) and only the pivot row travels. At
+// the end each row is stored at its final position. Column j: a block
+// reduction finds the block's candidate; its owner publishes it and columns
+// j.. of its row as cells (key, position, row by column: 2 + nb per block).
+// When all of them fit in LL_BATCH loads per thread, every block reads
+// every block's cells in one round trip through L2 ("speculatively": only
+// the winner's row is used); otherwise the keys first, then the winner's
+// row. Shared memory holds the gathered cells as 64-bit words: 2 per block
+// for the keys, then REG_NB per row (as doubles).
+template <typename T>
 __device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
-                                     int* info, long long offset, int partial, double tol, Cell* cells) {
-    __shared__ Candidate best[32];
-    __shared__ long long pivot;
-    __shared__ T rowj[REG_NB], rowp[REG_NB], rowc[REG_NB];
-    const int t = threadIdx.x;
-    const unsigned G = gridDim.x;
+                                     int* info, long long offset, int partial, double tol, Cell* cells,
+                                     unsigned epoch) {
+    extern __shared__ __align__(16) unsigned long long slots[];
+    // Each warp's candidate and its row, double-buffered by column parity
+    // (with one block, the only barrier of a column is the one after them).
+    __shared__ unsigned long long warp_keys[2][2 * (REG_MAX_THREADS / 32)];
+    __shared__ __align__(16) double warp_rows[2][REG_MAX_THREADS / 32][REG_NB];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int G = (int)gridDim.x, w = (int)nb, per_block = 2 + w;
+    const bool spec = G * per_block <= LL_BATCH * (int)blockDim.x;
+    double* rows = reinterpret_cast<double*>(slots + 2 * G);
     const long long chunk = (m + G - 1) / G;
-    const long long lo = (long long)blockIdx.x * chunk;
-    const long long i = lo + t;  // this thread's row
+    const long long i = (long long)blockIdx.x * chunk + t;
     const bool mine = t < chunk && i < m;
-    const long long per_block = 2 + 2 * nb;
-    // Entries past nb of the rows in shared memory stay 0, so that whole
-    // rows can be copied and updated (the registers past nb are not stored).
-    if (t < REG_NB) rowj[t] = rowp[t] = rowc[t] = T(0);
-    __syncthreads();
+    bool active = mine;  // not yet a pivot row
+    unsigned pos = mine ? (unsigned)i : NO_POS;
+    // This thread's share of the speculative gather: cell e_r (of a column's
+    // cells), where it goes in `slots`, and its column (INT_MAX for a key,
+    // -1 for none), so that a column reads only the cells it needs.
+    int cell_e[LL_BATCH], cell_slot[LL_BATCH], cell_col[LL_BATCH];
+#pragma unroll
+    for (int r = 0; r < LL_BATCH; ++r) {
+        const int e = t + r * (int)blockDim.x, q = e / per_block, c = e % per_block;
+        cell_e[r] = e;
+        cell_slot[r] = c < 2 ? 2 * q + c : 2 * G + q * REG_NB + c - 2;
+        cell_col[r] = !spec || e >= G * per_block ? -1 : c < 2 ? 0x7fffffff : c - 2;
+    }
     T x[REG_NB];
 #pragma unroll
-    for (int k = 0; k < REG_NB; ++k) x[k] = mine && k < nb ? a[i + k * ld] : T(0);
+    for (int k = 0; k < REG_NB; ++k) x[k] = mine && k < w ? a[i + k * ld] : T(0);
+#pragma unroll 1
+    for (int j = 0; j < w; ++j) {
+        const unsigned flag = (epoch << 7) + (unsigned)j + 1;
+        // The block's candidate: with partial pivoting every row that is not
+        // yet a pivot row, without it the row at position j. Each warp's
+        // candidate stages its row.
+        Key k = {0, NO_POS};
+        if (active && (partial || pos == (unsigned)j)) k = Key{key_of(reg_get(x, j)), pos};
+        k = warp_best_key(k);
+        double(*staged)[REG_NB] = warp_rows[j & 1];
+        if (active && pos == k.pos)
 #pragma unroll
-    for (int j = 0; j < REG_NB; ++j) {
-        if (j >= nb) break;
-        const unsigned flag = (unsigned)j + 1;
-        Candidate c = {-1.0, m};
-        if (partial && mine && i >= j) c = Candidate{abs_d(x[j]), i};
-        c = block_best(c, best, m);
-        // The candidate's and row j's owners stage them in shared memory.
-        if (mine && (i == c.i || i == j)) {
-            T* to = i == c.i ? rowc : rowj;
-#pragma unroll
-            for (int k = 0; k < REG_NB; ++k) to[k] = x[k];
-            if (i == c.i && i == j)
-#pragma unroll
-                for (int k = 0; k < REG_NB; ++k) rowj[k] = x[k];
-        }
+            for (int c = 0; c < REG_NB; c += 2)
+                *reinterpret_cast<double2*>(&staged[warp][c]) = make_double2((double)x[c], (double)x[c + 1]);
+        unsigned long long* keys = warp_keys[j & 1];
+        if (lane == 0) keys[2 * warp] = k.v, keys[2 * warp + 1] = k.pos;
         __syncthreads();
-        if (G == 1) {
-            const long long p = (partial && c.i < m) ? c.i : j;
-            if (t == 0) pivot = p;
-            if (t < nb) rowp[t] = p == j ? rowj[t] : rowc[t];
-        } else {
+        unsigned q;
+        k = best_key(keys, blockDim.x >> 5, &q);
+        const double* rowp = staged[k.pos == NO_POS ? 0 : q];
+        if (G > 1) {
+            // Publish the block's candidate, a cell per thread.
             Cell* column = cells + (j & 1) * G * per_block;
             Cell* own = column + blockIdx.x * per_block;
-            if (t == 0) {
-                ll_store(own, bits_of(c.v), flag);
-                ll_store(own + 1, (unsigned long long)c.i, flag);
-            }
-            if (c.i < m && t < nb) ll_store(own + 2 + t, bits_of((double)rowc[t]), flag);
-            if (lo <= j && j < lo + chunk && t >= 32 && t - 32 < nb)
-                ll_store(own + 2 + nb + (t - 32), bits_of((double)rowj[t - 32]), flag);
-            ll_gather(column, per_block, flag, j, chunk, m, (int)nb, partial, &pivot, rowj, rowp);
-        }
-        __syncthreads();
-        const long long p = pivot;
-        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
-        if (p != j && mine && (i == p || i == j)) {
-            const T* from = i == p ? rowj : rowp;
+            if (t < 2 + w - j)
+                ll_store(own + (t < 2 ? t : j + t),
+                         t == 0 ? k.v : t == 1 ? (unsigned long long)k.pos : bits_of(k.pos == NO_POS ? 0.0 : rowp[j + t - 2]),
+                         flag);
+            if (spec) {
+                unsigned pending = 0;
 #pragma unroll
-            for (int k = 0; k < REG_NB; ++k) x[k] = from[k];
+                for (int r = 0; r < LL_BATCH; ++r)
+                    if (cell_col[r] >= j) pending |= 1u << r;
+                while (pending) {
+                    unsigned lo[LL_BATCH], f1[LL_BATCH], hi[LL_BATCH], f2[LL_BATCH];
+#pragma unroll
+                    for (int r = 0; r < LL_BATCH; ++r)
+                        if (pending >> r & 1)
+                            asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                         : "=r"(lo[r]), "=r"(f1[r]), "=r"(hi[r]), "=r"(f2[r])
+                                         : "l"(column + cell_e[r])
+                                         : "memory");
+#pragma unroll
+                    for (int r = 0; r < LL_BATCH; ++r)
+                        if ((pending >> r & 1) && f1[r] == flag && f2[r] == flag) {
+                            slots[cell_slot[r]] = ((unsigned long long)hi[r] << 32) | lo[r];
+                            pending &= ~(1u << r);
+                        }
+                }
+                __syncthreads();
+                k = best_key(slots, G, &q);
+                rowp = rows + q * REG_NB;
+            } else {
+                for (int b = t; b < G; b += blockDim.x)
+                    ll_load2(column + b * per_block, flag, &slots[2 * b], &slots[2 * b + 1]);
+                __syncthreads();
+                k = best_key(slots, G, &q);
+                if (t >= j && t < w) slots[2 * G + t] = ll_load(column + q * per_block + 2 + t, flag);
+                __syncthreads();
+                rowp = rows;
+            }
+        }
+        const unsigned p = k.pos;
+        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
+        if (active) {
+            if (pos == p) active = false, pos = (unsigned)j;
+            else if (pos == (unsigned)j) pos = p;
         }
         // Uniform across the grid: every block read the same pivot.
-        if (pivot_fails(rowp[j], partial, tol, info, offset + j + 1)) continue;
-        const T d = rowp[j];
-        if (mine && i > j) {
-            const T r = T(1) / d;
-            const T l = isfinite(r) ? x[j] * r : x[j] / d;
-            x[j] = l;
-#pragma unroll
-            for (int k = j + 1; k < REG_NB; ++k) x[k] -= l * rowp[k];
-        }
+        const T d = (T)rowp[j];
+        if (pivot_fails(d, partial, tol, info, offset + j + 1) || !active) continue;
+        const T r = T(1) / d;
+        const T xj = reg_get(x, j);
+        const T l = isfinite(r) ? xj * r : xj / d;
+        reg_set(x, j, l);
+        reg_update(x, j, l, rowp);
     }
 #pragma unroll
-    for (int k = 0; k < REG_NB; ++k)
-        if (mine && k < nb) a[i + k * ld] = x[k];
+    for (int c = 0; c < REG_NB; ++c)
+        if (mine && c < w) a[pos + c * ld] = x[c];
 }
 
-extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS) getrf_panel_reg_f32(float* a, long long ld, long long m, long long nb, int* ipiv,
-                                               long long incp, int* info, long long offset, int partial, double tol,
-                                               Cell* cells) {
-    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS)
+    getrf_panel_reg_f32(float* a, long long ld, long long m, long long nb, int* ipiv, long long incp, int* info,
+                        long long offset, int partial, double tol, Cell* cells, unsigned epoch) {
+    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch);
 }
 
-extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS) getrf_panel_reg_f64(double* a, long long ld, long long m, long long nb, int* ipiv,
-                                               long long incp, int* info, long long offset, int partial, double tol,
-                                               Cell* cells) {
-    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells);
+extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS)
+    getrf_panel_reg_f64(double* a, long long ld, long long m, long long nb, int* ipiv, long long incp, int* info,
+                        long long offset, int partial, double tol, Cell* cells, unsigned epoch) {
+    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch);
 }
 
 template <typename T>

@@ -11,7 +11,10 @@
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
 # primitives cholesky lu qr scaled_gram; empty for none; each run cut at
 # SANITIZE_TIMEOUT seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
-# PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES).
+# PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES), NCU=regex
+# (Nsight Compute on launch NCU_SKIPS, default 0, of the kernels of that name
+# in bench NCU_SUITE, default lu-trace, at NCU_SIZES: details and
+# per-instruction samples in $OUT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -98,6 +101,17 @@ if [ -n "${PROFILE:-}" ] && command -v nsys > /dev/null; then
     nsys profile --stats=true --force-overwrite true -o "$OUT/profile" .gpu/bin/gpumat bench --suite "$PROFILE" \
         --sizes ${PROFILE_SIZES:-4096} --reps 1 --out "$OUT/profile-results" > "$OUT/profile.log" 2>&1
     summary+=("nsys $PROFILE (rc $?)")
+fi
+if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
+    for skip in ${NCU_SKIPS:-0}; do
+        rep="$OUT/ncu-$skip"
+        ncu --kernel-name "regex:$NCU" --launch-skip "$skip" --launch-count 1 --set full --clock-control none \
+            -f -o "$rep" .gpu/bin/gpumat bench --suite "${NCU_SUITE:-lu-trace}" --sizes ${NCU_SIZES:-4096} \
+            --reps 1 --out "$OUT/ncu-results" > "$rep.log" 2>&1
+        summary+=("ncu $NCU launch $skip (rc $?)")
+        ncu -i "$rep.ncu-rep" --page details > "$rep-details.txt" 2>&1
+        ncu -i "$rep.ncu-rep" --page source --print-source sass --csv > "$rep-sass.csv" 2>&1
+    done
 fi
 for t in .gpu/bin/test-*; do grep -E "FAILED|panicked" "$OUT/$(basename "$t").log" | head -20; done
 printf '%s\n' "${summary[@]}"

@@ -297,12 +297,18 @@ fn rref_of_rank_deficient_and_rectangular_inputs() {
 /// `getrf_panel` and `laswp` on the device against a host `dgetf2` in f64,
 /// at awkward shapes, on blocks inside a larger buffer.
 fn panel_against_host<B: Backend>(be: &B) {
-    // The tall ones take the GPU's grid-wide panel kernel (≥ 1024 rows).
-    for &(m, nb) in
-        &[(1, 1), (5, 1), (37, 5), (300, 7), (64, 32), (129, 33), (1024, 16), (2048, 1), (5000, 32), (40000, 9)]
-    {
+    // Tall ones spread over many blocks of the GPU; "ties" ones have entries
+    // in {−2, …, 2}, so that both columns' values are exact and many rows tie
+    // for the pivot (the first, by position, wins).
+    let cases = [(1, 1), (5, 1), (37, 5), (300, 7), (64, 32), (129, 33), (1024, 16), (2048, 1), (5000, 32), (40000, 9)];
+    let ties = [(700, 2), (3000, 2), (40000, 2)];
+    for (m, nb, tie) in cases.iter().map(|&(m, nb)| (m, nb, false)).chain(ties.iter().map(|&(m, nb)| (m, nb, true))) {
         let (ld, off) = (m + 3, 2);
-        let a = random(&mut rng((m * 100 + nb) as u64), m, nb);
+        let a = if tie {
+            (0..m * nb).map(|i| ((i * 7919 + i / 13) % 5) as f64 - 2.0).collect()
+        } else {
+            random(&mut rng((m * 100 + nb) as u64), m, nb)
+        };
         let mut buf = vec![9.0f64; off + ld * nb];
         (0..nb).for_each(|j| buf[off + j * ld..off + j * ld + m].copy_from_slice(&a[j * m..(j + 1) * m]));
         let mut d = be.upload(&buf).unwrap();

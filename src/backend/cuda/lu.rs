@@ -1,7 +1,7 @@
 //! The LU primitives on the GPU: the panel kernel and row interchanges of
 //! `kernels/lu.cu`.
 
-use cudarc::driver::LaunchConfig;
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{Arg, Cuda, MAX_BLOCKS, n, ptr_mut, raw};
 use crate::backend::{Pivoting, View, ViewMut, check};
@@ -29,6 +29,9 @@ const GRID_THREADS: u32 = 256;
 const REG_NB: usize = 32;
 const REG_ROWS_PER_BLOCK: usize = 256;
 const REG_MAX_ROWS: usize = 384;
+/// Cells each thread of the register kernel reads at once (`LL_BATCH` in
+/// `lu.cu`): when every block's cells fit, each block reads all of them.
+const LL_BATCH: usize = 5;
 /// Rows per block the shared-memory kernel aims at: fewer blocks make the
 /// exchange of each column cheaper, more make each block's share smaller.
 const LL_ROWS_PER_BLOCK: usize = 128;
@@ -51,9 +54,23 @@ enum PanelKernel {
     Block,
 }
 
-/// 16-byte cells per block and column parity: candidate, its row, row j.
+/// 16-byte cells per block and column parity of the shared-memory kernel:
+/// candidate, its row, row j.
 fn ll_cells(nb: usize) -> usize {
     2 + 2 * nb
+}
+
+/// Launches of the panel kernels per set of exchange cells: a launch's flags
+/// are `(epoch << 7) + column + 1`, which must fit in 32 bits.
+const EPOCHS: u32 = 1 << 25;
+
+/// The exchange cells of the panel kernels of one queue. Each launch takes
+/// the next epoch, so that cells left by earlier launches never pass for its
+/// own and need no zeroing in between; the cells are zeroed only when the
+/// epochs run out.
+pub(super) struct Exchange {
+    cells: CudaSlice<u32>,
+    epoch: u32,
 }
 
 /// Distance between consecutive entries of a vector block.
@@ -70,6 +87,20 @@ impl Cuda {
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| crate::Error::Device(format!("reading the number of SMs: {e}")))?;
         Ok(sms.max(1) as usize)
+    }
+
+    /// The exchange cells (device address) and epoch for the next launch of
+    /// a panel kernel on this queue; enough cells for any grid of the GPU.
+    fn exchange(&self) -> Result<(u64, u32)> {
+        let mut slot = self.exchange.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_none_or(|x| x.epoch + 1 >= EPOCHS) {
+            // 16-byte cells, four words each.
+            let words = 4 * 2 * self.sms()? * ll_cells(GRID_MAX_NB);
+            *slot = Some(Exchange { cells: self.scratch::<u32>(words)?, epoch: 0 });
+        }
+        let x = slot.as_mut().expect("just filled");
+        x.epoch += 1;
+        Ok((self.slice_ptr(&x.cells), x.epoch))
     }
 
     /// The panel kernel for a `rows × cols` panel of `elem`-byte entries,
@@ -139,23 +170,31 @@ impl Cuda {
         ];
         match self.panel_kernel(b.rows, b.cols, size_of::<T>())? {
             PanelKernel::Reg { blocks, threads } => {
-                let cells = self.scratch::<u32>(4 * 2 * blocks * ll_cells(b.cols))?;
-                let cfg =
-                    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                // Every block's candidate (two 8-byte words), then every
+                // block's row when the kernel reads them all, else the pivot
+                // row's (doubles).
+                let all = blocks * (2 + b.cols) <= LL_BATCH * threads as usize;
+                let smem = 8 * (2 * blocks + if all { blocks } else { 1 } * REG_NB);
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks as u32, 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: smem as u32,
+                };
+                let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
-                args.push(Arg::Ptr(self.slice_ptr(&cells)));
+                args.extend([Arg::Ptr(cells), Arg::Bits32(epoch)]);
                 self.launch("lu", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Ll { blocks } => {
-                let cells = self.scratch::<u32>(4 * 2 * blocks * ll_cells(b.cols))?;
                 let threads = if blocks == 1 { LL_THREADS_ALONE } else { LL_THREADS };
                 let cfg = LaunchConfig {
                     grid_dim: (blocks as u32, 1, 1),
                     block_dim: (threads, 1, 1),
                     shared_mem_bytes: (b.rows.div_ceil(blocks) * b.cols * size_of::<T>()) as u32,
                 };
+                let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
-                args.push(Arg::Ptr(self.slice_ptr(&cells)));
+                args.extend([Arg::Ptr(cells), Arg::Bits32(epoch)]);
                 self.launch("lu", &format!("getrf_panel_ll_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Grid { blocks } => {

@@ -57,6 +57,9 @@ pub struct Cuda {
     /// `potrf_panel`'s count of finished blocks, one per queue since its
     /// launches on one queue run in order; zero between launches.
     arrivals: OnceLock<CudaSlice<u32>>,
+    /// The LU panel kernels' exchange cells, one set per queue, reused from
+    /// launch to launch (`lu::Exchange`).
+    exchange: Mutex<Option<lu::Exchange>>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -169,6 +172,7 @@ impl Cuda {
             staging: Mutex::new(None),
             side: OnceLock::new(),
             arrivals: OnceLock::new(),
+            exchange: Mutex::new(None),
         })
     }
 
@@ -189,6 +193,7 @@ impl Cuda {
             staging: Mutex::new(None),
             side: OnceLock::new(),
             arrivals: OnceLock::new(),
+            exchange: Mutex::new(None),
         })
     }
 
