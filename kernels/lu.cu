@@ -53,15 +53,18 @@
 //   gridDim.x).
 //
 // getrf_panel_reg_{f32,f64}(a, ld, m, nb, ipiv, incp, info, offset, partial,
-//                           tol, cells, epoch):
+//                           tol, cells, epoch, left, right):
 //   the same for nb <= REG_NB with each thread holding one row in
 //   registers, so that a column's update is register arithmetic against the
 //   pivot row in shared memory, and the rows staying where they are until
 //   the end (the interchanges are bookkeeping of positions; only the pivot
-//   row travels). Cells: 2*gridDim.x*(2 + nb), as above. Launch: blockDim.x
-//   >= chunk = ceil(m / gridDim.x), a multiple of 32, from 64 to
-//   REG_MAX_THREADS; gridDim.x at most the number of SMs; dynamic shared
-//   memory 8*(2*G + (G*(2 + nb) <= LL_BATCH*blockDim.x ? G : 1)*REG_NB)
+//   row travels). The interchanges are also applied to the `left` columns
+//   before the panel and the `right` ones after it (getrf_leaf: the rest of
+//   the block column), a share of them by each block. Cells:
+//   2*gridDim.x*(2 + nb), as above.
+//   Launch: blockDim.x >= chunk = ceil(m / gridDim.x), a multiple of 32,
+//   from 64 to REG_MAX_THREADS; gridDim.x at most the number of SMs; dynamic
+//   shared memory 8*(2*G + (G*(2 + nb) <= LL_BATCH*blockDim.x ? G : 1)*REG_NB)
 //   bytes, G = gridDim.x.
 //
 // laswp_{f32,f64}(a, ld, m, n, ipiv, incp, first, k, shift, reverse):
@@ -122,6 +125,84 @@ __device__ __forceinline__ bool pivot_fails(T d, int partial, double tol, int* i
     const bool bad = partial ? (d == T(0)) : !(abs_d(d) > tol);
     if (bad && blockIdx.x == 0 && threadIdx.x == 0) atomicCAS(info, 0, (int)index);
     return bad;
+}
+
+// Row interchanges as dlaswp on columns column(0..n) of a block: steps
+// s = 0..K-1 (in reverse order if `reverse`) exchange rows first + s and
+// row(s), the row that step s names (-1: none, the step is skipped). Each
+// block first plays the exchanges on row numbers in shared memory (one
+// thread, cheap; slot q < K is row first + q, slot K + s the row that step
+// s names when that row is outside those and step s is the first to name
+// it), and then moves each displaced row once: all of a batch of
+// LASWP_COLS columns' moved entries are loaded, then stored. Batches go
+// round the grid. Called by whole blocks, PER * blockDim.x >= 2*K.
+template <int KMAX, int PER, typename T, typename Row, typename Column>
+__device__ void laswp_apply(T* a, long long ld, long long n, long long first, int K, int reverse, Row row,
+                            Column column) {
+    __shared__ int target[KMAX];       // row named by step s, or -1 if skipped
+    __shared__ int slot[KMAX];         // its slot
+    __shared__ int content[2 * KMAX];  // the row that ends up in each slot
+    const int t = threadIdx.x;
+    for (int s = t; s < K; s += blockDim.x) target[s] = row(reverse ? K - 1 - s : s);
+    __syncthreads();
+    for (int s = t; s < K; s += blockDim.x) {
+        const int r = target[s];
+        int q = r - (int)first;
+        if (r >= 0 && (q < 0 || q >= K)) {
+            q = K + s;
+            for (int u = 0; u < s; ++u)
+                if (target[u] == r) {
+                    q = K + u;
+                    break;
+                }
+        }
+        slot[s] = q;
+        content[s] = (int)first + s;
+        content[K + s] = r;
+    }
+    __syncthreads();
+    // The exchanges themselves, in order, on row numbers only.
+    if (t == 0)
+        for (int s = 0; s < K; ++s) {
+            if (target[s] < 0) continue;
+            const int x = reverse ? K - 1 - s : s, y = slot[s];
+            const int c = content[x];
+            content[x] = content[y];
+            content[y] = c;
+        }
+    __syncthreads();
+    // Gather: every moved row of a column is read before any is written.
+    const long long batches = (n + LASWP_COLS - 1) / LASWP_COLS;
+    for (long long b = blockIdx.x; b < batches; b += gridDim.x) {
+        T v[LASWP_COLS][PER];
+        int to[PER];
+#pragma unroll
+        for (int u = 0; u < PER; ++u) {
+            const int e = t + u * (int)blockDim.x;
+            int dst = -1, src = -1;
+            if (e < K) {
+                dst = (int)first + e;
+                src = content[e];
+            } else if (e < 2 * K && target[e - K] >= 0 && slot[e - K] == e) {
+                dst = target[e - K];
+                src = content[e];
+            }
+            to[u] = dst != src ? dst : -1;
+#pragma unroll
+            for (int c = 0; c < LASWP_COLS; ++c) {
+                const long long j = b * LASWP_COLS + c;
+                if (to[u] >= 0 && j < n) v[c][u] = a[src + column(j) * ld];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < PER; ++u)
+#pragma unroll
+            for (int c = 0; c < LASWP_COLS; ++c) {
+                const long long j = b * LASWP_COLS + c;
+                if (to[u] >= 0 && j < n) a[to[u] + column(j) * ld] = v[c][u];
+            }
+    }
 }
 
 template <typename T>
@@ -621,12 +702,13 @@ __device__ __forceinline__ void reg_update(T (&x)[REG_NB], int j, T l, const dou
 template <typename T>
 __device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
                                      int* info, long long offset, int partial, double tol, Cell* cells,
-                                     unsigned epoch) {
+                                     unsigned epoch, long long left, long long right) {
     extern __shared__ __align__(16) unsigned long long slots[];
     // Each warp's candidate and its row, double-buffered by column parity
     // (with one block, the only barrier of a column is the one after them).
     __shared__ unsigned long long warp_keys[2][2 * (REG_MAX_THREADS / 32)];
     __shared__ __align__(16) double warp_rows[2][REG_MAX_THREADS / 32][REG_NB];
+    __shared__ int pivots[REG_NB];  // p of each column, for the other columns' interchanges
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const int G = (int)gridDim.x, w = (int)nb, per_block = 2 + w;
     const bool spec = G * per_block <= LL_BATCH * (int)blockDim.x;
@@ -714,6 +796,7 @@ __device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long 
         }
         const unsigned p = k.pos;
         if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
+        if (t == 0) pivots[j] = (int)p;
         if (active) {
             if (pos == p) active = false, pos = (unsigned)j;
             else if (pos == (unsigned)j) pos = p;
@@ -730,95 +813,40 @@ __device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long 
 #pragma unroll
     for (int c = 0; c < REG_NB; ++c)
         if (mine && c < w) a[pos + c * ld] = x[c];
+    // The same interchanges on the other columns of the block column, a
+    // share of them in each block: every block knows the pivots.
+    if (left + right > 0) {
+        __syncthreads();
+        laswp_apply<REG_NB, 1>(
+            a, ld, left + right, 0, w, 0, [&](int s) { return pivots[s]; },
+            [&](long long c) { return c < left ? c - left : c - left + w; });
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS)
     getrf_panel_reg_f32(float* a, long long ld, long long m, long long nb, int* ipiv, long long incp, int* info,
-                        long long offset, int partial, double tol, Cell* cells, unsigned epoch) {
-    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch);
+                        long long offset, int partial, double tol, Cell* cells, unsigned epoch, long long left,
+                        long long right) {
+    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch, left, right);
 }
 
 extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS)
     getrf_panel_reg_f64(double* a, long long ld, long long m, long long nb, int* ipiv, long long incp, int* info,
-                        long long offset, int partial, double tol, Cell* cells, unsigned epoch) {
-    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch);
+                        long long offset, int partial, double tol, Cell* cells, unsigned epoch, long long left,
+                        long long right) {
+    getrf_panel_reg_impl(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch, left, right);
 }
 
 template <typename T>
 __device__ void laswp_impl(T* a, long long ld, long long m, long long n, const int* ipiv, long long incp,
                            long long first, long long k, long long shift, int reverse) {
-    // The plan: slot q < k is row first + q; slot k + s is the row that step
-    // s exchanges with, when that row is outside those and step s is the
-    // first to name it.
-    __shared__ int target[LASWP_MAX_K];         // row named by step s, or -1 if skipped
-    __shared__ int slot[LASWP_MAX_K];           // its slot
-    __shared__ int content[2 * LASWP_MAX_K];    // the row that ends up in each slot
-    const int t = threadIdx.x, K = (int)k;
-    for (int s = t; s < K; s += blockDim.x) {
-        const int i = reverse ? K - 1 - s : s;
-        const long long r = (long long)ipiv[i * incp] - 1 - shift;
-        target[s] = r >= 0 && r < m ? (int)r : -1;
-    }
-    __syncthreads();
-    for (int s = t; s < K; s += blockDim.x) {
-        const int r = target[s];
-        int q = r - (int)first;
-        if (r >= 0 && (q < 0 || q >= K)) {
-            q = K + s;
-            for (int u = 0; u < s; ++u)
-                if (target[u] == r) {
-                    q = K + u;
-                    break;
-                }
-        }
-        slot[s] = q;
-        content[s] = (int)first + s;
-        content[K + s] = r;
-    }
-    __syncthreads();
-    // The exchanges themselves, in order, on row numbers only.
-    if (t == 0)
-        for (int s = 0; s < K; ++s) {
-            if (target[s] < 0) continue;
-            const int x = reverse ? K - 1 - s : s, y = slot[s];
-            const int c = content[x];
-            content[x] = content[y];
-            content[y] = c;
-        }
-    __syncthreads();
-    // Gather: every moved row of a column is read before any is written.
-    constexpr int PER = 2 * LASWP_MAX_K / LASWP_THREADS;
-    const long long batches = (n + LASWP_COLS - 1) / LASWP_COLS;
-    for (long long b = blockIdx.x; b < batches; b += gridDim.x) {
-        T v[LASWP_COLS][PER];
-        int to[PER];
-#pragma unroll
-        for (int u = 0; u < PER; ++u) {
-            const int e = t + u * LASWP_THREADS;
-            int dst = -1, src = -1;
-            if (e < K) {
-                dst = (int)first + e;
-                src = content[e];
-            } else if (e < 2 * K && target[e - K] >= 0 && slot[e - K] == e) {
-                dst = target[e - K];
-                src = content[e];
-            }
-            to[u] = dst != src ? dst : -1;
-#pragma unroll
-            for (int c = 0; c < LASWP_COLS; ++c) {
-                const long long j = b * LASWP_COLS + c;
-                if (to[u] >= 0 && j < n) v[c][u] = a[src + j * ld];
-            }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int u = 0; u < PER; ++u)
-#pragma unroll
-            for (int c = 0; c < LASWP_COLS; ++c) {
-                const long long j = b * LASWP_COLS + c;
-                if (to[u] >= 0 && j < n) a[to[u] + j * ld] = v[c][u];
-            }
-    }
+    laswp_apply<LASWP_MAX_K, 2 * LASWP_MAX_K / LASWP_THREADS>(
+        a, ld, n, first, (int)k, reverse,
+        [&](int i) {
+            const long long r = (long long)ipiv[i * incp] - 1 - shift;
+            return r >= 0 && r < m ? (int)r : -1;
+        },
+        [](long long j) { return j; });
 }
 
 extern "C" __global__ void laswp_f32(float* a, long long ld, long long m, long long n, const int* ipiv, long long incp,

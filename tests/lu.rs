@@ -294,6 +294,78 @@ fn rref_of_rank_deficient_and_rectangular_inputs() {
     check_rref(&a, 4, 4, 3);
 }
 
+/// `dgetf2` on the host: the factor of the `m × nb` column-major `a` and its
+/// 1-based pivots, counted from row `offset`.
+fn host_getf2(a: &[f64], m: usize, nb: usize, offset: usize) -> (Vec<f64>, Vec<i32>) {
+    let mut h = a.to_vec();
+    let mut hp = vec![0i32; nb];
+    for j in 0..nb {
+        let q = (j..m).fold(j, |b, i| if h[i + j * m].abs() > h[b + j * m].abs() { i } else { b });
+        hp[j] = (offset + q + 1) as i32;
+        (0..nb).for_each(|k| h.swap(j + k * m, q + k * m));
+        let dj = h[j + j * m];
+        for i in j + 1..m {
+            h[i + j * m] /= dj;
+            for k in j + 1..nb {
+                h[i + k * m] -= h[i + j * m] * h[j + k * m];
+            }
+        }
+    }
+    (h, hp)
+}
+
+/// `getrf_leaf` against the host: the leaf as `dgetf2`, the block column's
+/// other columns exchanged row for row, on blocks inside a larger buffer.
+/// On the GPU the tall ones spread over many blocks, which meet at the end
+/// to move the other columns' rows.
+fn leaf_against_host<B: Backend>(be: &B) {
+    for &(m, width, first, nb) in
+        &[(40, 12, 4, 5), (300, 96, 32, 32), (64, 64, 0, 32), (129, 70, 37, 33), (5000, 256, 96, 32), (40000, 40, 8, 9)]
+    {
+        let (ld, off) = (m + 3, 2);
+        let a = random(&mut rng((m * 7 + first) as u64), m, width);
+        let mut buf = vec![9.0f64; off + ld * width];
+        (0..width).for_each(|j| buf[off + j * ld..off + j * ld + m].copy_from_slice(&a[j * m..(j + 1) * m]));
+        let mut d = be.upload(&buf).unwrap();
+        let mut piv = be.alloc::<i32>(nb).unwrap();
+        let mut info = be.upload(&[0i32]).unwrap();
+        be.getrf_leaf(
+            ViewMut::new(&mut d, Block { offset: off, rows: m, cols: width, ld }).unwrap(),
+            first..first + nb,
+            ViewMut::dense(&mut piv, nb, 1).unwrap(),
+            ViewMut::dense(&mut info, 1, 1).unwrap(),
+            3,
+            Pivoting::Partial,
+        )
+        .unwrap();
+        let mut got = vec![0.0; buf.len()];
+        be.download(&d, &mut got).unwrap();
+        let mut p = vec![0i32; nb];
+        be.download(&piv, &mut p).unwrap();
+        let (h, hp) = host_getf2(&a[first * m..(first + nb) * m], m, nb, 3);
+        assert_eq!(p, hp, "{m}×{width}, leaf {first}+{nb}: pivots");
+        let col = |j: usize| got[off + j * ld..off + j * ld + m].to_vec();
+        let leaf: Vec<f64> = (first..first + nb).flat_map(col).collect();
+        assert!(rel_error(&leaf, &h) <= 100.0 * m as f64 * u::<f64>(), "{m}×{width}: leaf {:e}", rel_error(&leaf, &h));
+        for j in (0..width).filter(|j| !(first..first + nb).contains(j)) {
+            let mut want = a[j * m..(j + 1) * m].to_vec();
+            hp.iter().enumerate().for_each(|(i, &q)| want.swap(i, q as usize - 4));
+            assert_eq!(col(j), want, "{m}×{width}, leaf {first}+{nb}: column {j}");
+        }
+        assert!(
+            got[..off].iter().all(|&v| v == 9.0)
+                && (0..width).all(|j| got[off + j * ld + m..off + (j + 1) * ld].iter().all(|&v| v == 9.0)),
+            "{m}×{width}: wrote outside the block"
+        );
+    }
+}
+
+#[test]
+fn leaf_moves_the_rows_of_the_whole_block_column() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => leaf_against_host(be));
+}
+
 /// `getrf_panel` and `laswp` on the device against a host `dgetf2` in f64,
 /// at awkward shapes, on blocks inside a larger buffer.
 fn panel_against_host<B: Backend>(be: &B) {
@@ -327,21 +399,7 @@ fn panel_against_host<B: Backend>(be: &B) {
         be.download(&d, &mut got).unwrap();
         let mut p = vec![0i32; nb + 1];
         be.download(&piv, &mut p).unwrap();
-        // Host dgetf2.
-        let mut h = a.clone();
-        let mut hp = vec![0i32; nb];
-        for j in 0..nb {
-            let q = (j..m).fold(j, |b, i| if h[i + j * m].abs() > h[b + j * m].abs() { i } else { b });
-            hp[j] = (10 + q + 1) as i32;
-            (0..nb).for_each(|k| h.swap(j + k * m, q + k * m));
-            let dj = h[j + j * m];
-            for i in j + 1..m {
-                h[i + j * m] /= dj;
-                for k in j + 1..nb {
-                    h[i + k * m] -= h[i + j * m] * h[j + k * m];
-                }
-            }
-        }
+        let (h, hp) = host_getf2(&a, m, nb, 10);
         assert_eq!(&p[1..], &hp[..], "{m}×{nb}: pivots");
         let ours: Vec<f64> = (0..nb).flat_map(|j| got[off + j * ld..off + j * ld + m].to_vec()).collect();
         assert!(rel_error(&ours, &h) <= 100.0 * m as f64 * u::<f64>(), "{m}×{nb}: {:e}", rel_error(&ours, &h));

@@ -1561,6 +1561,19 @@ proptest! {
     }
 }
 
+/// Orders past the 32-row blocks of the LU's leaves and up to its block
+/// columns, with many right-hand sides.
+#[test]
+fn trsm_across_diagonal_blocks() {
+    for (n, m, seed) in [(33, 9, 1), (100, 300, 2), (256, 17, 3), (257, 40, 4)] {
+        let case = TriCase { n, m, alpha: Coef::Random, seed };
+        gpumat::with_backend!(dev(), be => {
+            check_trsm::<_, f64>(be, case);
+            check_trsm::<_, f32>(be, case);
+        });
+    }
+}
+
 #[test]
 fn gemm_with_k_zero_scales_c() {
     for (m, n) in [(1, 1), (5, 3), (0, 4), (7, 0)] {

@@ -233,6 +233,20 @@ pub fn getrf_panel<B: Backend, T: Elem>(
     Ok(())
 }
 
+/// `getrf_leaf`: the leaf's columns lie in the block; returns it.
+pub fn getrf_leaf<'a, B: Backend, T: Elem>(
+    a: ViewMut<'a, B, T>,
+    cols: &std::ops::Range<usize>,
+) -> Result<ViewMut<'a, B, T>> {
+    if cols.start > cols.end || cols.end > a.cols() {
+        return Err(Error::dims(
+            "getrf_leaf",
+            format!("columns {}..{} of a block of {} columns", cols.start, cols.end, a.cols()),
+        ));
+    }
+    Ok(a)
+}
+
 /// `laswp`: the pivots are a vector of at most `a.rows` entries.
 pub fn laswp<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, ipiv: &View<'_, B, i32>) -> Result<usize> {
     let k = vector("laswp", ipiv)?;

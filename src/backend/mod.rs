@@ -315,6 +315,24 @@ pub trait Backend: Sized + Send + Sync + 'static {
         pivoting: Pivoting,
     ) -> Result<()>;
 
+    /// [`Backend::getrf_panel`] on columns `cols` of `a` (all of its rows),
+    /// with the panel's row interchanges applied to `a`'s other columns too:
+    /// `getrf_panel` followed by [`Backend::laswp`] on the columns left and
+    /// right of it, which a GPU does in one pass. The leaf step of the
+    /// blocked LU, `a` being the rows of the block column from the leaf's
+    /// top row down.
+    fn getrf_leaf<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Self, T>,
+        cols: std::ops::Range<usize>,
+        ipiv: ViewMut<'_, Self, i32>,
+        info: ViewMut<'_, Self, i32>,
+        offset: usize,
+        pivoting: Pivoting,
+    ) -> Result<()> {
+        getrf_leaf_by_parts(self, a, cols, ipiv, info, offset, pivoting)
+    }
+
     /// Row interchanges (`dlaswp`) on every column of `a`: for `i` in
     /// `0..len(ipiv)` (or in reverse order when `reverse`), rows `i` and
     /// `ipiv[i] − 1 − shift` of `a` are exchanged; `shift` is the row of the
@@ -371,4 +389,28 @@ pub enum Pivoting {
     /// No row exchanges: for matrices known to be safe (diagonally dominant,
     /// symmetric positive definite). A pivot of magnitude `≤ tol` fails.
     None { tol: f64 },
+}
+
+/// [`Backend::getrf_leaf`] as `getrf_panel` on the leaf's columns, then
+/// `laswp` on the columns left and right of them.
+pub fn getrf_leaf_by_parts<B: Backend, T: Scalar>(
+    be: &B,
+    a: ViewMut<'_, B, T>,
+    cols: std::ops::Range<usize>,
+    mut ipiv: ViewMut<'_, B, i32>,
+    info: ViewMut<'_, B, i32>,
+    offset: usize,
+    pivoting: Pivoting,
+) -> Result<()> {
+    let (left, rest) = check::getrf_leaf(a, &cols)?.split_at_col(cols.start)?;
+    let (panel, right) = rest.split_at_col(cols.len())?;
+    be.getrf_panel(panel, ipiv.rb_mut(), info, offset, pivoting)?;
+    if pivoting == Pivoting::Partial {
+        for side in [left, right] {
+            if side.cols() > 0 {
+                be.laswp(side, ipiv.rb(), offset, false)?;
+            }
+        }
+    }
+    Ok(())
 }

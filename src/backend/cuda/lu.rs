@@ -4,7 +4,9 @@
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{Arg, Cuda, MAX_BLOCKS, n, ptr_mut, raw};
-use crate::backend::{Pivoting, View, ViewMut, check};
+use std::ops::Range;
+
+use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
 
 /// Threads of the panel kernel's one block (`GETRF_THREADS` in `lu.cu`).
@@ -139,14 +141,27 @@ impl Cuda {
         Ok(PanelKernel::Grid { blocks: rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, self.sms()?) })
     }
 
-    pub(super) fn lu_getrf_panel<T: Scalar>(
+    /// `getrf_leaf`: the register kernel moves the other columns' rows
+    /// itself; with the other kernels, `getrf_panel` and `laswp`.
+    pub(super) fn lu_getrf_leaf<T: Scalar>(
         &self,
         a: ViewMut<'_, Cuda, T>,
+        cols: Range<usize>,
         ipiv: ViewMut<'_, Cuda, i32>,
         info: ViewMut<'_, Cuda, i32>,
         offset: usize,
         pivoting: Pivoting,
     ) -> Result<()> {
+        let a = check::getrf_leaf(a, &cols)?;
+        let kernel = self.panel_kernel(a.rows(), cols.len(), size_of::<T>())?;
+        // Unpivoted, no row moves.
+        let (left, right) =
+            if pivoting == Pivoting::Partial { (cols.start, a.cols() - cols.end) } else { (0, 0) };
+        if left + right > 0 && !matches!(kernel, PanelKernel::Reg { .. }) {
+            return getrf_leaf_by_parts(self, a, cols, ipiv, info, offset, pivoting);
+        }
+        let rows = a.rows();
+        let a = a.sub_mut(0, cols.start, rows, cols.len())?;
         check::getrf_panel(&a, &ipiv, &info)?;
         if a.cols() == 0 {
             return Ok(());
@@ -182,7 +197,7 @@ impl Cuda {
                 };
                 let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
-                args.extend([Arg::Ptr(cells), Arg::Bits32(epoch)]);
+                args.extend([Arg::Ptr(cells), Arg::Bits32(epoch), n(left), n(right)]);
                 self.launch("lu", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Ll { blocks } => {

@@ -833,7 +833,20 @@ impl Backend for Cuda {
         offset: usize,
         pivoting: Pivoting,
     ) -> Result<()> {
-        self.lu_getrf_panel(a, ipiv, info, offset, pivoting)
+        let cols = 0..a.cols();
+        self.lu_getrf_leaf(a, cols, ipiv, info, offset, pivoting)
+    }
+
+    fn getrf_leaf<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cuda, T>,
+        cols: std::ops::Range<usize>,
+        ipiv: ViewMut<'_, Cuda, i32>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+        pivoting: Pivoting,
+    ) -> Result<()> {
+        self.lu_getrf_leaf(a, cols, ipiv, info, offset, pivoting)
     }
 
     fn laswp<T: Scalar>(

@@ -56,7 +56,7 @@ pub fn lu_suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         };
         // Other blockings than the default, for tuning: timings only.
         let mut tuning = vec![];
-        for (nb, leaf) in [(128, 32), (256, 32), (256, 64), (512, 64), (1024, 64)] {
+        for (nb, leaf) in [(128, 32), (256, 32), (512, 32), (256, 64), (512, 64)] {
             let (t, v) = run(LuParams { block_size: nb, leaf_size: leaf })?;
             tuning.push(json!({"block_size": nb, "leaf_size": leaf, "gpumat_ms": t, "vendor_ms": v}));
         }
@@ -153,13 +153,14 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             })?;
             out.push((format!("laswp {k} pivots on {cols} columns"), us));
         }
-        let l11 = View::new(&a, Block { offset: 0, rows: nb, cols: nb, ld: n })?;
-        for cols in [nb, n - nb] {
+        // The recursion's solves (order = columns), then the block column's.
+        for (kb, cols) in [(leaf, leaf), (2 * leaf, 2 * leaf), (nb / 2, nb / 2), (nb, nb), (nb, n - nb)] {
+            let l11 = View::new(&a, Block { offset: 0, rows: kb, cols: kb, ld: n })?;
             let us = per_call(&mut || {
-                let b = ViewMut::new(&mut w, Block { offset: n * nb, rows: nb, cols, ld: n })?;
+                let b = ViewMut::new(&mut w, Block { offset: n * nb, rows: kb, cols, ld: n })?;
                 cuda.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, 1.0, l11, b)
             })?;
-            out.push((format!("trsm {nb}x{nb} on {cols} columns"), us));
+            out.push((format!("trsm {kb}x{kb} on {cols} columns"), us));
         }
         let below = n - nb;
         for cols in [nb, n - 2 * nb] {

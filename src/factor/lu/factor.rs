@@ -7,7 +7,8 @@
 //! trailing matrix and its interchanges to the columns on the left. The
 //! panels, whose latency is the critical path, are factored recursively
 //! (halving the columns, the right half through `trsm` and `gemm`) down to
-//! `getrf_panel` leaves.
+//! [`Backend::getrf_leaf`] leaves, each of which applies its interchanges
+//! to the whole block column at once.
 
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Pivoting, Side, ViewMut};
 use crate::layout::Uplo;
@@ -35,7 +36,7 @@ impl LuParams {
     /// chain of panels short on small matrices, wide ones make the trailing
     /// `gemm`s efficient on large ones.
     pub fn for_order(n: usize) -> Self {
-        let block_size = if n <= 2048 {
+        let block_size = if n <= 4096 {
             128
         } else if n <= 16384 {
             256
@@ -81,15 +82,14 @@ impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
         be.laswp(target, self.ipiv.view(self.pivots(k, len)?)?, k, false)
     }
 
-    /// With the panel of columns `k..k+kb` factored (rows `k..m`), brings
-    /// columns `j..j+cols` (right of it) up to date: interchanges, then
-    /// `U12 = L11⁻¹·A12` and `A22 −= L21·U12`.
+    /// With the panel of columns `k..k+kb` factored (rows `k..m`) and its
+    /// interchanges applied to columns `j..j+cols` (right of it), brings
+    /// them up to date: `U12 = L11⁻¹·A12` and `A22 −= L21·U12`.
     fn update(&self, be: &B, k: usize, kb: usize, j: usize, cols: usize) -> Result<()> {
         if cols == 0 {
             return Ok(());
         }
         let m = self.block.rows;
-        self.swap_rows(be, k, kb, j, cols)?;
         let l11 = self.a.view(self.at(k, k, kb, kb)?)?;
         be.trsm(
             Side::Left,
@@ -115,24 +115,24 @@ impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
         Ok(())
     }
 
-    /// Factors the panel of rows `k..m`, columns `k..k+kb` on `be`'s queue:
-    /// recursively, halving the columns down to `getrf_panel` leaves. Its
-    /// own interchanges are applied to its own columns only.
-    fn panel(&mut self, be: &B, k: usize, kb: usize) -> Result<()> {
+    /// Factors the panel of rows `k..m`, columns `k..k+kb` on `be`'s queue,
+    /// inside the block column of columns `bc..bc+bcw`: recursively, halving
+    /// the columns, down to leaves that apply their interchanges to all of
+    /// the block column's rows `k..m` (so the panel's own interchanges are
+    /// in place on the block column when it returns).
+    fn panel(&mut self, be: &B, k: usize, kb: usize, bc: usize, bcw: usize) -> Result<()> {
         let m = self.block.rows;
         if kb <= self.leaf {
-            let panel = self.a.view_mut(self.at(k, k, m - k, kb)?)?;
+            let column = self.a.view_mut(self.at(k, bc, m - k, bcw)?)?;
             let ipiv = self.ipiv.view_mut(self.pivots(k, kb)?)?;
-            return be.getrf_panel(panel, ipiv, self.info.rb_mut(), k, self.pivoting);
+            return be.getrf_leaf(column, k - bc..k - bc + kb, ipiv, self.info.rb_mut(), k, self.pivoting);
         }
         let n1 = (kb / 2).div_ceil(self.leaf) * self.leaf;
         let n1 = n1.clamp(1, kb - 1);
         let n2 = kb - n1;
-        self.panel(be, k, n1)?;
+        self.panel(be, k, n1, bc, bcw)?;
         self.update(be, k, n1, k + n1, n2)?;
-        self.panel(be, k + n1, n2)?;
-        // The right half's interchanges, on the left half's rows below it.
-        self.swap_rows(be, k + n1, n2, k, n1)
+        self.panel(be, k + n1, n2, bc, bcw)
     }
 }
 
@@ -180,14 +180,16 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     side.wait_for(be)?;
     for k in (0..kmax).step_by(nb) {
         let kb = nb.min(kmax - k);
-        w.panel(be, k, kb)?;
+        w.panel(be, k, kb, k, kb)?;
         let right = n - k - kb;
         let next = if k + kb < kmax { nb.min(right) } else { 0 };
         // The side queue sees the panel; block column k + 1 must have the
         // side queue's earlier updates and gets its last one here.
         side.wait_for(be)?;
         be.wait_for(side)?;
+        w.swap_rows(be, k, kb, k + kb, next)?;
         w.update(be, k, kb, k + kb, next)?;
+        w.swap_rows(side, k, kb, k + kb + next, right - next)?;
         w.update(side, k, kb, k + kb + next, right - next)?;
         // The panel's interchanges on the columns to its left.
         w.swap_rows(side, k, kb, 0, k)?;
