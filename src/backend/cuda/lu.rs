@@ -183,7 +183,7 @@ impl Cuda {
             Arg::I32(partial),
             Arg::F64(tol),
         ];
-        match self.panel_kernel(b.rows, b.cols, size_of::<T>())? {
+        match kernel {
             PanelKernel::Reg { blocks, threads } => {
                 // Every block's candidate (two 8-byte words), then every
                 // block's row when the kernel reads them all, else the pivot

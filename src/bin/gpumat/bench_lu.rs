@@ -154,7 +154,9 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             out.push((format!("laswp {k} pivots on {cols} columns"), us));
         }
         // The recursion's solves (order = columns), then the block column's.
-        for (kb, cols) in [(leaf, leaf), (2 * leaf, 2 * leaf), (nb / 2, nb / 2), (nb, nb), (nb, n - nb)] {
+        let mut solves = vec![(leaf, leaf), (2 * leaf, 2 * leaf), (nb / 2, nb / 2), (nb, nb), (nb, n - nb)];
+        solves.dedup();
+        for (kb, cols) in solves {
             let l11 = View::new(&a, Block { offset: 0, rows: kb, cols: kb, ld: n })?;
             let us = per_call(&mut || {
                 let b = ViewMut::new(&mut w, Block { offset: n * nb, rows: kb, cols, ld: n })?;
