@@ -611,14 +611,7 @@ __device__ __forceinline__ unsigned warp_max(unsigned x) {
 #endif
 }
 
-__device__ __forceinline__ unsigned warp_min(unsigned x) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(0xffffffffu, x);
-#else
-    for (int s = 16; s > 0; s >>= 1) x = min(x, __shfl_xor_sync(0xffffffffu, x, s));
-    return x;
-#endif
-}
+__device__ __forceinline__ unsigned warp_min(unsigned x) { return ~warp_max(~x); }
 
 // The best key of the warp, in every lane: three reductions of 32-bit words.
 __device__ __forceinline__ Key warp_best_key(Key k) {
