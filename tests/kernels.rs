@@ -90,7 +90,11 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         // getrf_panel_ll(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch)
         add("lu.cu", format!("getrf_panel_ll_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32]);
         // getrf_panel_reg(..., cells, epoch, left, right)
-        add("lu.cu", format!("getrf_panel_reg_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64]);
+        add(
+            "lu.cu",
+            format!("getrf_panel_reg_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64],
+        );
     }
     files
 }

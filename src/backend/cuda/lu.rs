@@ -155,8 +155,7 @@ impl Cuda {
         let a = check::getrf_leaf(a, &cols)?;
         let kernel = self.panel_kernel(a.rows(), cols.len(), size_of::<T>())?;
         // Unpivoted, no row moves.
-        let (left, right) =
-            if pivoting == Pivoting::Partial { (cols.start, a.cols() - cols.end) } else { (0, 0) };
+        let (left, right) = if pivoting == Pivoting::Partial { (cols.start, a.cols() - cols.end) } else { (0, 0) };
         if left + right > 0 && !matches!(kernel, PanelKernel::Reg { .. }) {
             return getrf_leaf_by_parts(self, a, cols, ipiv, info, offset, pivoting);
         }
