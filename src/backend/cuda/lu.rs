@@ -1,11 +1,11 @@
-//! The LU primitives on the GPU: the panel kernel and row interchanges of
-//! `kernels/lu.cu`.
+//! The LU primitives on the GPU: the panel kernels, the leaf step and row
+//! interchanges of `kernels/lu.cu`.
+
+use std::ops::Range;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{Arg, Cuda, MAX_BLOCKS, n, ptr_mut, raw};
-use std::ops::Range;
-
 use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
 
