@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
-use super::{Arg, Cuda, MAX_BLOCKS, n, ptr_mut, raw};
+use super::{Arg, Cuda, n, ptr_mut, raw};
 use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
 
@@ -249,7 +249,10 @@ impl Cuda {
         if k == 0 || b.rows == 0 || b.cols == 0 {
             return Ok(());
         }
-        let blocks = b.cols.div_ceil(LASWP_COLS).clamp(1, MAX_BLOCKS);
+        // One block per SM (its registers allow no more), each going round
+        // many batches of columns: the plan of the exchanges, which each
+        // block makes first, costs about as much as ten batches.
+        let blocks = b.cols.div_ceil(LASWP_COLS).clamp(1, self.sms()?);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (LASWP_THREADS as u32, 1, 1),

@@ -38,7 +38,7 @@ impl LuParams {
     pub fn for_order(n: usize) -> Self {
         let block_size = if n <= 4096 {
             128
-        } else if n <= 16384 {
+        } else if n <= 8192 {
             256
         } else {
             512
