@@ -96,6 +96,12 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64],
         );
     }
+    for (t, e) in [("f32", "f32"), ("f64", "f64")] {
+        for tiles in [1, 2, 4, 8] {
+            // trsm_lower_<t>_<tiles>(a, lda, b, ldb, m, n, alpha, unit, trans, prefetch)
+            add("trsm.cu", format!("trsm_lower_{t}_{tiles}"), vec![P, I64, P, I64, I64, I64, e, I32, I32, I32]);
+        }
+    }
     files
 }
 

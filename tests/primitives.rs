@@ -1562,10 +1562,32 @@ proptest! {
 }
 
 /// Orders past the 32-row blocks of the LU's leaves and up to its block
-/// columns, with many right-hand sides.
+/// columns, with many right-hand sides: on the GPU the solves `L⁻¹·B` and
+/// `B·L⁻ᵀ` of order up to 256 are one launch of `kernels/trsm.cu` (tiles of
+/// 32 rows, a warp per 4 columns of the solve), so these orders and sizes
+/// take every edge of it: a partial tile, a partial warp, several blocks.
 #[test]
 fn trsm_across_diagonal_blocks() {
-    for (n, m, seed) in [(33, 9, 1), (100, 300, 2), (256, 17, 3), (257, 40, 4)] {
+    let cases = [(1, 3, 6), (31, 1, 7), (32, 33, 8), (33, 9, 1), (100, 300, 2), (256, 17, 3), (257, 40, 4)];
+    check_trsm_cases(&cases);
+}
+
+/// So many columns that the GPU's kernel has more blocks than SMs and
+/// stages one tile column of L at a time instead of two.
+#[test]
+fn trsm_on_many_columns() {
+    check_trsm_cases(&[(40, 8500, 12)]);
+}
+
+/// Orders past 256, which the GPU solves in diagonal blocks of 256 with a
+/// `gemm` between them up to 1024, and through cuBLAS above.
+#[test]
+fn trsm_by_diagonal_blocks_of_256() {
+    check_trsm_cases(&[(600, 7, 9), (1024, 5, 10), (1025, 3, 11)]);
+}
+
+fn check_trsm_cases(cases: &[(usize, usize, u64)]) {
+    for &(n, m, seed) in cases {
         let case = TriCase { n, m, alpha: Coef::Random, seed };
         gpumat::with_backend!(dev(), be => {
             check_trsm::<_, f64>(be, case);

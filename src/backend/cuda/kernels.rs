@@ -37,6 +37,7 @@ pub const SOURCES: &[Source] = &[
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
     Source { name: "lu.cu", code: include_str!("../../../kernels/lu.cu") },
+    Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
 ];

@@ -83,7 +83,7 @@ fn stride(b: crate::backend::Block) -> usize {
 impl Cuda {
     /// Streaming multiprocessors: the most blocks a panel kernel may use,
     /// since all of them must be resident together.
-    fn sms(&self) -> Result<usize> {
+    pub(super) fn sms(&self) -> Result<usize> {
         let sms = self
             .ctx
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)

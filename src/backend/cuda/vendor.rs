@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, DevicePtrMut, PinnedHostSlice};
 
 use super::blas;
 use super::{Cuda, CudaBuffer, raw, raw_mut};
-use crate::backend::{DeviceBuffer, Op, View, ViewMut};
+use crate::backend::{DeviceBuffer, Diag, Op, Side, View, ViewMut};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -51,6 +51,26 @@ pub fn syrk<T: Scalar>(cuda: &Cuda, n: usize, a: &CudaBuffer<T>, c: &mut CudaBuf
             (raw(&a), d),
             T::ZERO,
             (raw_mut(&c), d),
+        )
+    }
+}
+
+/// cuBLAS `trsm` from the left with a unit lower triangle: `B := L⁻¹·B`,
+/// the solve the LU's block columns make (gpumat's own goes through
+/// `kernels/trsm.cu` at these orders).
+pub fn trsm_lower_unit<T: Scalar>(cuda: &Cuda, l: View<'_, Cuda, T>, b: ViewMut<'_, Cuda, T>) -> Result<()> {
+    crate::backend::check::triangular("trsm", Side::Left, Uplo::Lower, &l, &b)?;
+    let d = |x| blas::dim("trsm", x);
+    // SAFETY: blocks of live buffers, shapes checked above.
+    unsafe {
+        blas::triangular(
+            *cuda.cublas().handle(),
+            blas::Triangular::Solve,
+            (Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit),
+            (d(b.rows())?, d(b.cols())?),
+            T::ONE,
+            (raw(&l), d(l.block().ld)?),
+            (raw_mut(&b), d(b.block().ld)?),
         )
     }
 }

@@ -56,7 +56,7 @@ pub fn lu_suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         };
         // Other blockings than the default, for tuning: timings only.
         let mut tuning = vec![];
-        for (nb, leaf) in [(128, 32), (256, 32), (512, 32), (256, 64), (512, 64)] {
+        for (nb, leaf) in [(64, 32), (128, 32), (256, 32), (512, 32), (256, 64)] {
             let (t, v) = run(LuParams { block_size: nb, leaf_size: leaf })?;
             tuning.push(json!({"block_size": nb, "leaf_size": leaf, "gpumat_ms": t, "vendor_ms": v}));
         }
@@ -163,6 +163,11 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 cuda.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, 1.0, l11, b)
             })?;
             out.push((format!("trsm {kb}x{kb} on {cols} columns"), us));
+            let us = per_call(&mut || {
+                let b = ViewMut::new(&mut w, Block { offset: n * nb, rows: kb, cols, ld: n })?;
+                vendor::trsm_lower_unit(cuda, l11, b)
+            })?;
+            out.push((format!("cuBLAS trsm {kb}x{kb} on {cols} columns"), us));
         }
         let below = n - nb;
         for cols in [nb, n - 2 * nb] {
