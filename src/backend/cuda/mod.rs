@@ -906,15 +906,15 @@ impl Cuda {
             // BLAS: B := 0 without reading A (cuBLAS would form 0·NaN).
             return self.fill(b, T::ZERO);
         }
-        let lower_solve = match (side, uplo, op) {
-            (Side::Left, Uplo::Lower, Op::NoTrans) => Some(trsm::LowerSolve::Left),
-            (Side::Right, Uplo::Lower, Op::Trans) => Some(trsm::LowerSolve::RightTransposed),
-            _ => None,
-        };
-        if let Some(solve) = lower_solve.filter(|_| which == blas::Triangular::Solve)
-            && a.rows() <= trsm::KERNEL_MAX_ORDER
-        {
-            return self.trsm_lower(solve, diag, alpha, a, b);
+        if which == blas::Triangular::Solve && a.rows() <= trsm::KERNEL_MAX_ORDER {
+            let solve = match (side, uplo, op) {
+                (Side::Left, Uplo::Lower, Op::NoTrans) => Some(trsm::LowerSolve::Left),
+                (Side::Right, Uplo::Lower, Op::Trans) => Some(trsm::LowerSolve::RightTransposed),
+                _ => None,
+            };
+            if let Some(solve) = solve {
+                return self.trsm_lower(solve, diag, alpha, a, b);
+            }
         }
         let d = |x| blas::dim(name, x);
         // SAFETY: blocks checked by `check`; see `blas`.
