@@ -73,10 +73,11 @@
 //   outside the block is skipped. k <= LASWP_MAX_K (longer sequences are
 //   launched in pieces). Exchanged one after the other, as dlaswp does, the
 //   rows of a column would be a chain of dependent loads; instead each
-//   block first plays the exchanges on row numbers in shared memory (one
-//   thread, cheap), and then moves each displaced row once: all of a batch
-//   of LASWP_COLS columns' moved entries are loaded, then stored. Launch:
-//   1-D, any grid (a grid-stride loop over batches of columns), blockDim.x =
+//   block first finds where each displaced row comes from (a thread per row
+//   traces it back through the exchanges, on row numbers in shared memory),
+//   and then moves each displaced row once: all of a batch of LASWP_COLS
+//   columns' moved entries are loaded, then stored. Launch: 1-D, any grid
+//   (a grid-stride loop over batches of columns), blockDim.x =
 //   LASWP_THREADS.
 
 #define GETRF_THREADS 512
@@ -130,12 +131,13 @@ __device__ __forceinline__ bool pivot_fails(T d, int partial, double tol, int* i
 // Row interchanges as dlaswp on columns column(0..n) of a block: steps
 // s = 0..K-1 (in reverse order if `reverse`) exchange rows first + s and
 // row(s), the row that step s names (-1: none, the step is skipped). Each
-// block first plays the exchanges on row numbers in shared memory (one
-// thread, cheap; slot q < K is row first + q, slot K + s the row that step
-// s names when that row is outside those and step s is the first to name
-// it), and then moves each displaced row once: all of a batch of
-// LASWP_COLS columns' moved entries are loaded, then stored. Batches go
-// round the grid. Called by whole blocks, PER * blockDim.x >= 2*K.
+// block first finds where each displaced row comes from, on row numbers in
+// shared memory (slot q < K is row first + q, slot K + s the row that step s
+// names when that row is outside those and step s is the first to name it;
+// a thread per slot traces it back through the K exchanges), and then moves
+// each displaced row once: all of a batch of LASWP_COLS columns' moved
+// entries are loaded, then stored. Batches go round the grid. Called by
+// whole blocks, PER * blockDim.x >= 2*K.
 template <int KMAX, int PER, typename T, typename Row, typename Column>
 __device__ void laswp_apply(T* a, long long ld, long long n, long long first, int K, int reverse, Row row,
                             Column column) {
@@ -157,19 +159,21 @@ __device__ void laswp_apply(T* a, long long ld, long long n, long long first, in
                 }
         }
         slot[s] = q;
-        content[s] = (int)first + s;
-        content[K + s] = r;
     }
     __syncthreads();
-    // The exchanges themselves, in order, on row numbers only.
-    if (t == 0)
-        for (int s = 0; s < K; ++s) {
-            if (target[s] < 0) continue;
-            const int x = reverse ? K - 1 - s : s, y = slot[s];
-            const int c = content[x];
-            content[x] = content[y];
-            content[y] = c;
+    // The row each moved slot ends up with: its row traced back through the
+    // exchanges, last to first (each maps the two rows it exchanges onto
+    // each other), a slot per thread.
+    for (int e = t; e < 2 * K; e += blockDim.x) {
+        if (e >= K && (target[e - K] < 0 || slot[e - K] != e)) continue;
+        int q = e < K ? (int)first + e : target[e - K];
+#pragma unroll 8
+        for (int s = K - 1; s >= 0; --s) {
+            const int r = target[s], p = (int)first + (reverse ? K - 1 - s : s);
+            q = r < 0 ? q : q == p ? r : q == r ? p : q;
         }
+        content[e] = q;
+    }
     __syncthreads();
     // Gather: every moved row of a column is read before any is written.
     const long long batches = (n + LASWP_COLS - 1) / LASWP_COLS;
