@@ -82,7 +82,8 @@ fn stride(b: crate::backend::Block) -> usize {
 
 impl Cuda {
     /// Streaming multiprocessors: the most blocks a panel kernel may use,
-    /// since all of them must be resident together.
+    /// since all of them must be resident together (and the grid below which
+    /// the trsm kernel prefetches).
     pub(super) fn sms(&self) -> Result<usize> {
         let sms = self
             .ctx
