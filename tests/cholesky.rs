@@ -174,9 +174,16 @@ fn solve_checks_shapes() {
 
 /// All eight RFP layouts (TRANSR × UPLO × odd/even n) through the algorithm
 /// layer: factor the packed array in place, unpack, and compare `L·Lᵀ` (or
-/// `Uᵀ·U`) with `A`; then solve and check the backward error.
+/// `Uᵀ·U`) with `A`; then solve and check the backward error. Two blockings:
+/// block columns narrower than a leaf, and wide ones factored recursively
+/// whose trailing updates are tiled, so that panels, leaves and tiles cross
+/// from `T1` into `S` and updates reach from `S` into `T2`.
 fn every_rfp_layout<B: Backend>(be: &B) {
-    for n in [1, 2, 7, 8, 33, 34, 75, 76] {
+    let blockings = [
+        CholeskyParams { block_size: 4, leaf_size: 8, update_tile: 16 },
+        CholeskyParams { block_size: 16, leaf_size: 4, update_tile: 3 },
+    ];
+    for (n, params) in [1, 2, 7, 8, 33, 34, 75, 76].into_iter().flat_map(|n| blockings.map(|p| (n, p))) {
         let a = random_spd(n as u64 + 20, n);
         for transr in [Transr::Normal, Transr::Transpose] {
             for uplo in [Uplo::Lower, Uplo::Upper] {
@@ -188,13 +195,12 @@ fn every_rfp_layout<B: Backend>(be: &B) {
                 {
                     let packed = BufferMut::new(&mut buf);
                     let mut status = ViewMut::dense(&mut info, 1, 1).unwrap();
-                    let params = CholeskyParams { block_size: 4, leaf_size: 8, update_tile: 16 };
                     cholesky::factor_rfp_in_place(be, rfp, &packed, 0, &mut status, params).unwrap();
                 }
                 let mut status = [9i32];
                 be.download(&info, &mut status).unwrap();
-                assert_eq!(status, [0], "n={n} {transr:?} {uplo:?}");
-                let case = format!("n={n} {transr:?} {uplo:?}");
+                let case = format!("n={n} {transr:?} {uplo:?} {params:?}");
+                assert_eq!(status, [0], "{case}");
                 // Unpack the factor into its triangle and rebuild A.
                 let mut full = be.alloc::<f64>(n * n).unwrap();
                 be.rfp_to_full(View::dense(&buf, rfp.len(), 1).unwrap(), rfp, ViewMut::dense(&mut full, n, n).unwrap())
@@ -272,6 +278,69 @@ fn upper_on_a_sub_block<B: Backend>(be: &B) {
 fn upper_factorization_on_a_strided_block() {
     let dev = device();
     gpumat::with_backend!(dev, be => upper_on_a_sub_block(be));
+}
+
+/// A panel, `m × n` with `m > n` (`n × m` for `Upper`): the top block is
+/// factored and the rows below solved with it, so `[L11; L21]·L11ᵀ` must
+/// give back `[A11; A21]` within the factorization's bound.
+fn panel_factorization<B: Backend>(be: &B) {
+    let (n, m) = (40, 97);
+    let spd = random_spd(13, m);
+    let params = CholeskyParams { block_size: 16, leaf_size: 4, update_tile: 8 };
+    for uplo in [Uplo::Lower, Uplo::Upper] {
+        // The first n columns of the SPD matrix: A11 on top of A21.
+        let a: Vec<f64> = spd[..m * n].to_vec();
+        let (block, data) = match uplo {
+            Uplo::Lower => (Block::dense(m, n), a.clone()),
+            Uplo::Upper => (Block::dense(n, m), (0..n * m).map(|p| a[p / n + (p % n) * m]).collect()),
+        };
+        let mut buf = be.upload(&data).unwrap();
+        let mut info = be.upload(&[0i32]).unwrap();
+        {
+            let mut status = ViewMut::dense(&mut info, 1, 1).unwrap();
+            cholesky::factor_in_place(be, uplo, &BufferMut::new(&mut buf), block, &mut status, 0, params).unwrap();
+        }
+        let (mut status, mut f) = ([9i32], vec![0.0; m * n]);
+        be.download(&info, &mut status).unwrap();
+        be.download(&buf, &mut f).unwrap();
+        assert_eq!(status, [0], "{uplo:?}");
+        // L (m × n, lower trapezoid) from the stored factor.
+        let l: Vec<f64> = (0..m * n)
+            .map(|p| {
+                let (i, j) = (p % m, p / m);
+                match (i >= j, uplo) {
+                    (false, _) => 0.0,
+                    (true, Uplo::Lower) => f[i + j * m],
+                    (true, Uplo::Upper) => f[j + i * n],
+                }
+            })
+            .collect();
+        let l11: Vec<f64> = (0..n * n).map(|p| l[p % n + (p / n) * m]).collect();
+        let (llt, ..) = naive_matmul(&l, (m, n), false, &l11, (n, n), true);
+        // Only A11's lower triangle is A's: compare it and A21.
+        let mask = |x: &[f64]| -> Vec<f64> { (0..m * n).map(|p| if p % m >= p / m { x[p] } else { 0.0 }).collect() };
+        let err = rel_error(&mask(&llt), &mask(&a));
+        assert!(err <= 10.0 * m as f64 * u::<f64>(), "{uplo:?}: ‖[A11; A21] − [L11; L21]·L11ᵀ‖/‖A‖ = {err:e}");
+    }
+    let mut buf = be.upload(&[0.0; 6]).unwrap();
+    let mut info = be.upload(&[0i32]).unwrap();
+    let mut status = ViewMut::dense(&mut info, 1, 1).unwrap();
+    let wide = cholesky::factor_in_place(
+        be,
+        Uplo::Lower,
+        &BufferMut::new(&mut buf),
+        Block::dense(2, 3),
+        &mut status,
+        0,
+        params,
+    );
+    assert!(matches!(wide, Err(Error::InvalidArgument(_))), "{wide:?}");
+}
+
+#[test]
+fn factorization_of_a_panel() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => panel_factorization(be));
 }
 
 #[test]

@@ -5,10 +5,16 @@
 //! that, while the side queue ([`Backend::side`]) applies block column `k` to
 //! the rest of the trailing matrix. The diagonal blocks, whose latency is
 //! the critical path, are factored recursively down to `potrf` leaves.
+//!
+//! The algorithm addresses blocks of the factor `L` by their rows and columns
+//! in `L`; a [`Triangle`] says where each block is stored. For full storage
+//! that is one triangle of an array; for RFP storage it is three pieces of
+//! the packed rectangle, so that the packed factorization is this same loop,
+//! look-ahead included, with other offsets and leading dimensions.
 
-use crate::backend::{Backend, Block, BufferMut, Op, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, ViewMut};
 use crate::layout::Uplo;
-use crate::{Result, Scalar};
+use crate::{Error, Result, Scalar};
 
 /// Tuning of the blocked factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,105 +55,172 @@ impl CholeskyParams {
     }
 }
 
-/// `C := C − op(X)·op(X)ᵀ` on the `uplo` triangle of `C` (`syrk`). A large
-/// `C` is updated by block columns, `syrk` on each diagonal tile and `gemm`
-/// beside it: `gemm` runs faster than a large `syrk` on GPUs.
-pub(super) fn symmetric_update<B: Backend, T: Scalar>(
-    be: &B,
-    (uplo, op): (Uplo, Op),
-    a: &BufferMut<'_, B, T>,
-    x: Block,
-    c: Block,
-    tile: usize,
-) -> Result<()> {
-    let (n, k) = op.apply(x.rows, x.cols);
-    let tile = tile.max(1);
-    if n <= 2 * tile {
-        return be.syrk(uplo, op, -T::ONE, a.view(x)?, T::ONE, a.view_mut(c)?);
-    }
-    // Rows `i..i + len` of op(X).
-    let rows = |i: usize, len: usize| match op {
-        Op::NoTrans => x.sub(i, 0, len, k),
-        Op::Trans => x.sub(0, i, k, len),
-    };
-    let flip = if op == Op::NoTrans { Op::Trans } else { Op::NoTrans };
-    for j in (0..n).step_by(tile) {
-        let (w, after) = (tile.min(n - j), n - j - tile.min(n - j));
-        let xj = a.view(rows(j, w)?)?;
-        be.syrk(uplo, op, -T::ONE, xj, T::ONE, a.view_mut(c.sub(j, j, w, w)?)?)?;
-        if after > 0 {
-            let xr = a.view(rows(j + w, after)?)?;
-            match uplo {
-                Uplo::Lower => be.gemm(-T::ONE, xr, op, xj, flip, T::ONE, a.view_mut(c.sub(j + w, j, after, w)?)?)?,
-                Uplo::Upper => be.gemm(-T::ONE, xj, op, xr, flip, T::ONE, a.view_mut(c.sub(j, j + w, w, after)?)?)?,
-            }
-        }
-    }
-    Ok(())
+/// A block of `L` as stored: `block` holds it, or its transpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stored {
+    pub block: Block,
+    pub transposed: bool,
 }
 
-/// Blocks of one triangle, addressed as if it were the lower one: for
-/// `Upper` the stored block is the transpose, and products swap their
-/// operands' `Op`s accordingly.
-#[derive(Clone, Copy)]
-struct Triangle {
-    uplo: Uplo,
-    block: Block,
-    tile: usize,
+impl Stored {
+    pub fn sub(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Stored> {
+        let block =
+            if self.transposed { self.block.sub(j, i, cols, rows)? } else { self.block.sub(i, j, rows, cols)? };
+        Ok(Stored { block, ..*self })
+    }
+
+    /// The triangle of a stored diagonal block that holds `L`'s.
+    pub fn uplo(&self) -> Uplo {
+        if self.transposed { Uplo::Upper } else { Uplo::Lower }
+    }
+
+    /// The `Op` that turns the stored block into the block of `L`
+    /// (`transpose = false`) or of `Lᵀ` (`transpose = true`).
+    pub fn op(&self, transpose: bool) -> Op {
+        if self.transposed != transpose { Op::Trans } else { Op::NoTrans }
+    }
+}
+
+/// Where the blocks of a lower trapezoid `L` (`rows × cols`, `rows ≥ cols`)
+/// are stored. Rows and columns are split at `split`: `L11` (both below
+/// `split`), `L21` (rows from `split`, columns below it) and `L22` (both from
+/// `split`) are three stored blocks. Full storage has one piece (`split =
+/// cols`, `L21` the rows below a panel); RFP storage has three.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Triangle {
+    pub rows: usize,
+    pub cols: usize,
+    pub split: usize,
+    pub l11: Stored,
+    pub l21: Stored,
+    pub l22: Stored,
+    /// `L21` continues `L11` in storage (same block, rows past `split`): a
+    /// block across `split` is then one stored block.
+    pub joined: bool,
 }
 
 impl Triangle {
-    /// Rows `i..i+rows`, columns `j..j+cols` of the lower triangle `L`.
-    fn at(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Block> {
-        match self.uplo {
-            Uplo::Lower => self.block.sub(i, j, rows, cols),
-            Uplo::Upper => self.block.sub(j, i, cols, rows),
+    /// The `uplo` triangle (`Upper` holds `Lᵀ`) of `block`: square, or a
+    /// panel with more rows of `L` than columns.
+    pub fn full(uplo: Uplo, block: Block) -> Result<Self> {
+        let transposed = uplo == Uplo::Upper;
+        let (rows, cols) = if transposed { (block.cols, block.rows) } else { (block.rows, block.cols) };
+        if rows < cols {
+            return Err(Error::InvalidArgument(format!(
+                "Cholesky of a {}×{} block: the {uplo:?} triangle needs at least as many rows of L as columns",
+                block.rows, block.cols
+            )));
+        }
+        let l11 = Stored { block, transposed };
+        Ok(Triangle { rows, cols, split: cols, l11, l21: l11.sub(cols, 0, rows - cols, cols)?, l22: l11, joined: true })
+    }
+
+    /// Rows `i..i + rows`, columns `j..j + cols` of `L`, which must lie in
+    /// one stored piece.
+    pub fn at(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Stored> {
+        let s = self.split;
+        if j >= s {
+            self.l22.sub(i - s, j - s, rows, cols)
+        } else if i + rows <= s || self.joined {
+            self.l11.sub(i, j, rows, cols)
+        } else {
+            self.l21.sub(i - s, j, rows, cols)
         }
     }
 
-    /// Columns of `L` in the block.
-    fn width(&self) -> usize {
-        match self.uplo {
-            Uplo::Lower => self.block.cols,
-            Uplo::Upper => self.block.rows,
-        }
+    /// Rows `i..i + rows` of column `j` of `L`, as at most two runs that
+    /// each lie in one stored piece.
+    fn row_runs(&self, i: usize, rows: usize, j: usize) -> impl Iterator<Item = (usize, usize)> {
+        let s = self.split;
+        let cut = if j < s && !self.joined && i < s && s < i + rows { s } else { i + rows };
+        [(i, cut - i), (cut, i + rows - cut)].into_iter().filter(|&(_, len)| len > 0)
     }
 
-    /// Rows of `L` in the block: more than `width` for a panel.
-    fn len(&self) -> usize {
-        match self.uplo {
-            Uplo::Lower => self.block.rows,
-            Uplo::Upper => self.block.cols,
-        }
+    /// The column blocks of the outer loop: `nb` wide, none across `split`.
+    fn column_blocks(&self, nb: usize) -> Vec<(usize, usize)> {
+        let nb = nb.max(1);
+        let run = |from: usize, to: usize| (from..to).step_by(nb).map(move |k| (k, nb.min(to - k)));
+        run(0, self.split.min(self.cols)).chain(run(self.split.min(self.cols), self.cols)).collect()
     }
 
-    /// `C := C − X·Xᵀ` on the triangle of a diagonal block `C`.
-    fn update_diagonal<B: Backend, T: Scalar>(
-        &self,
-        be: &B,
-        a: &BufferMut<'_, B, T>,
-        x: Block,
-        c: Block,
-    ) -> Result<()> {
-        let op = if self.uplo == Uplo::Lower { Op::NoTrans } else { Op::Trans };
-        symmetric_update(be, (self.uplo, op), a, x, c, self.tile)
-    }
-
-    /// `C := C − X·Yᵀ` for an off-diagonal block `C`.
+    /// `C := C − X·Yᵀ` with `X = L[i.., k..]`, `Y = L[j.., k..]` and
+    /// `C = L[i.., j..]` strictly below the diagonal (`i ≥ j + cols`).
     fn update<B: Backend, T: Scalar>(
         &self,
         be: &B,
         a: &BufferMut<'_, B, T>,
-        x: Block,
-        y: Block,
-        c: Block,
+        (i, rows): (usize, usize),
+        (j, cols): (usize, usize),
+        (k, depth): (usize, usize),
     ) -> Result<()> {
-        let (x, y, c) = (a.view(x)?, a.view(y)?, a.view_mut(c)?);
-        match self.uplo {
-            Uplo::Lower => be.gemm(-T::ONE, x, Op::NoTrans, y, Op::Trans, T::ONE, c),
-            // Cᵀ −= Y·Xᵀ with Xᵀ, Yᵀ stored.
-            Uplo::Upper => be.gemm(-T::ONE, y, Op::Trans, x, Op::NoTrans, T::ONE, c),
+        let y = self.at(j, k, cols, depth)?;
+        for (i, rows) in self.row_runs(i, rows, j) {
+            let (x, c) = (self.at(i, k, rows, depth)?, self.at(i, j, rows, cols)?);
+            let (xv, yv, cv) = (a.view(x.block)?, a.view(y.block)?, a.view_mut(c.block)?);
+            if c.transposed {
+                // Cᵀ −= Y·Xᵀ.
+                be.gemm(-T::ONE, yv, y.op(false), xv, x.op(true), T::ONE, cv)?;
+            } else {
+                be.gemm(-T::ONE, xv, x.op(false), yv, y.op(true), T::ONE, cv)?;
+            }
         }
+        Ok(())
+    }
+
+    /// `C := C − X·Xᵀ` on the lower triangle of the diagonal block
+    /// `C = L[j.., j..]`, `X = L[j.., k..]` (`syrk`). A large `C` is updated
+    /// by block columns of `tile`, `syrk` on each diagonal tile and `gemm`
+    /// below it: `gemm` runs faster than a large `syrk` on GPUs.
+    fn update_diagonal<B: Backend, T: Scalar>(
+        &self,
+        be: &B,
+        a: &BufferMut<'_, B, T>,
+        (j, order): (usize, usize),
+        (k, depth): (usize, usize),
+        tile: usize,
+    ) -> Result<()> {
+        let end = j + order;
+        // Tiles never cross `split`: the diagonal blocks on either side are
+        // stored apart.
+        let tile = if order <= 2 * tile.max(1) { order } else { tile.max(1) };
+        let mut t = j;
+        while t < end {
+            let w = tile.min(end - t).min(if t < self.split { self.split - t } else { end - t });
+            let (x, c) = (self.at(t, k, w, depth)?, self.at(t, t, w, w)?);
+            be.syrk(c.uplo(), x.op(false), -T::ONE, a.view(x.block)?, T::ONE, a.view_mut(c.block)?)?;
+            if t + w < end {
+                self.update(be, a, (t + w, end - t - w), (t, w), (k, depth))?;
+            }
+            t += w;
+        }
+        Ok(())
+    }
+
+    /// Factors the `w × w` diagonal block at `k` (`w` no larger than a leaf)
+    /// and solves the rows of `L` below it with it, `L21 = A21·L11⁻ᵀ`.
+    fn factor_leaf<B: Backend, T: Scalar>(
+        &self,
+        be: &B,
+        a: &BufferMut<'_, B, T>,
+        (k, w): (usize, usize),
+        info: &mut ViewMut<'_, B, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        let mut runs = self.row_runs(k, self.rows - k, k);
+        let (top, len) = runs.next().expect("a leaf has its diagonal block");
+        let panel = self.at(top, k, len, w)?;
+        be.potrf_panel(panel.uplo(), a.view_mut(panel.block)?, info.rb_mut(), offset + k)?;
+        for (i, rows) in runs {
+            let (l11, b) = (self.at(k, k, w, w)?, self.at(i, k, rows, w)?);
+            let (lv, bv) = (a.view(l11.block)?, a.view_mut(b.block)?);
+            if b.transposed {
+                // L21ᵀ = L11⁻¹·A21ᵀ.
+                be.trsm(Side::Left, l11.uplo(), l11.op(false), Diag::NonUnit, T::ONE, lv, bv)?;
+            } else {
+                be.trsm(Side::Right, l11.uplo(), l11.op(true), Diag::NonUnit, T::ONE, lv, bv)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -157,8 +230,7 @@ impl Triangle {
 ///
 /// `block` may also be a panel, `m × n` with `m > n` for `Lower` (`n × m`
 /// for `Upper`): its top `n × n` block is factored and the rest solved with
-/// the factor, `L21 = A21·L11⁻ᵀ`, blocked in the same pass — the first step
-/// of a larger factorization, as RFP storage takes it.
+/// the factor, `L21 = A21·L11⁻ᵀ`, blocked in the same pass.
 ///
 /// If `A` is not positive definite, `info` (one entry, expected 0) receives
 /// the 1-based column of the first pivot that is not positive (counted from
@@ -173,39 +245,43 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     offset: usize,
     params: CholeskyParams,
 ) -> Result<()> {
-    let tri = Triangle { uplo, block, tile: params.update_tile };
-    let (n, m) = (tri.width(), tri.len());
-    let nb = params.block_size.max(1);
-    if n <= nb {
-        return factor_panel(be, tri, a, 0, n, info, offset, params);
+    factor_triangle(be, Triangle::full(uplo, block)?, a, info, offset, params)
+}
+
+/// The blocked factorization of `L` wherever `tri` stores it.
+pub(super) fn factor_triangle<B: Backend, T: Scalar>(
+    be: &B,
+    tri: Triangle,
+    a: &BufferMut<'_, B, T>,
+    info: &mut ViewMut<'_, B, i32>,
+    offset: usize,
+    params: CholeskyParams,
+) -> Result<()> {
+    let (n, m, tile) = (tri.cols, tri.rows, params.update_tile);
+    let blocks = tri.column_blocks(params.block_size);
+    if blocks.len() <= 1 {
+        return blocks.iter().try_for_each(|&kb| factor_panel(be, tri, a, kb, info, offset, params));
     }
     let side = be.side()?;
     // The side queue starts after what the caller enqueued.
     side.wait_for(be)?;
-    for k in (0..n).step_by(nb) {
-        let kb = nb.min(n - k);
-        factor_panel(be, tri, a, k, kb, info, offset, params)?;
-        let (k1, left) = (k + kb, n - k - kb);
-        if left == 0 {
-            break;
-        }
-        let next = nb.min(left);
-        let (k2, rest) = (k1 + next, left - next);
+    for (step, &(k, kb)) in blocks.iter().enumerate() {
+        factor_panel(be, tri, a, (k, kb), info, offset, params)?;
+        let Some(&(k1, next)) = blocks.get(step + 1) else { break };
+        let k2 = k1 + next;
         // The side queue may apply the factored panel to the far trailing
         // matrix; block column k + 1 must first have the side queue's
         // earlier updates, and gets its last one here (look-ahead).
         side.wait_for(be)?;
         be.wait_for(side)?;
-        let x = tri.at(k1, k, next, kb)?;
-        tri.update_diagonal(be, a, x, tri.at(k1, k1, next, next)?)?;
+        tri.update_diagonal(be, a, (k1, next), (k, kb), tile)?;
         if m > k2 {
-            tri.update(be, a, tri.at(k2, k, m - k2, kb)?, x, tri.at(k2, k1, m - k2, next)?)?;
+            tri.update(be, a, (k2, m - k2), (k1, next), (k, kb))?;
         }
-        if rest > 0 {
-            let y = tri.at(k2, k, rest, kb)?;
-            tri.update_diagonal(side, a, y, tri.at(k2, k2, rest, rest)?)?;
+        if n > k2 {
+            tri.update_diagonal(side, a, (k2, n - k2), (k, kb), tile)?;
             if m > n {
-                tri.update(side, a, tri.at(n, k, m - n, kb)?, y, tri.at(n, k2, m - n, rest)?)?;
+                tri.update(side, a, (n, m - n), (k2, n - k2), (k, kb))?;
             }
         }
     }
@@ -213,35 +289,31 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     be.wait_for(side)
 }
 
-/// Factors block column `k..k + w` of the triangle, from its diagonal to
-/// the last row, on the main queue: recursively, halving the width down to
+/// Factors block column `k..k + w` of `L`, from its diagonal to the last
+/// row, on the main queue: recursively, halving the width down to
 /// `potrf_panel` leaves, each half-width step applying the left half to the
 /// right one (left-looking within the panel, so that the updates are tall
 /// products).
-#[allow(clippy::too_many_arguments)]
 fn factor_panel<B: Backend, T: Scalar>(
     be: &B,
     tri: Triangle,
     a: &BufferMut<'_, B, T>,
-    k: usize,
-    w: usize,
+    (k, w): (usize, usize),
     info: &mut ViewMut<'_, B, i32>,
     offset: usize,
     params: CholeskyParams,
 ) -> Result<()> {
-    let rows = tri.len() - k;
     let leaf = params.leaf_size.max(1);
     if w <= leaf {
-        return be.potrf_panel(tri.uplo, a.view_mut(tri.at(k, k, rows, w)?)?, info.rb_mut(), offset + k);
+        return tri.factor_leaf(be, a, (k, w), info, offset);
     }
     let w1 = w.div_ceil(2).div_ceil(leaf) * leaf;
-    let w2 = w - w1;
-    factor_panel(be, tri, a, k, w1, info, offset, params)?;
-    let (k2, below) = (k + w1, rows - w1 - w2);
-    let x = tri.at(k2, k, w2, w1)?;
-    tri.update_diagonal(be, a, x, tri.at(k2, k2, w2, w2)?)?;
-    if below > 0 {
-        tri.update(be, a, tri.at(k2 + w2, k, below, w1)?, x, tri.at(k2 + w2, k2, below, w2)?)?;
+    let (k2, w2) = (k + w1, w - w1);
+    factor_panel(be, tri, a, (k, w1), info, offset, params)?;
+    tri.update_diagonal(be, a, (k2, w2), (k, w1), params.update_tile)?;
+    let below = k2 + w2;
+    if tri.rows > below {
+        tri.update(be, a, (below, tri.rows - below), (k2, w2), (k, w1))?;
     }
-    factor_panel(be, tri, a, k2, w2, info, offset, params)
+    factor_panel(be, tri, a, (k2, w2), info, offset, params)
 }
