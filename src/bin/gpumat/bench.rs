@@ -101,14 +101,25 @@ pub(crate) fn side_by_side(
 /// Mean µs per call of `f` over `reps` calls after one warm-up, the queue
 /// drained before and after: the cost of a primitive in a trace.
 pub(crate) fn per_call_us(cuda: &Cuda, reps: usize, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    Ok(enqueue_and_per_call_us(cuda, reps, f)?.1)
+}
+
+/// The host's time to enqueue one call, and the time per call until the
+/// device is done, in µs: when the two are close, the host is the limit.
+pub(crate) fn enqueue_and_per_call_us(
+    cuda: &Cuda,
+    reps: usize,
+    f: &mut dyn FnMut() -> Result<()>,
+) -> Result<(f64, f64)> {
     f()?;
     cuda.synchronize()?;
     let t = Instant::now();
     for _ in 0..reps {
         f()?;
     }
+    let enqueue = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
     cuda.synchronize()?;
-    Ok(t.elapsed().as_secs_f64() * 1e6 / reps as f64)
+    Ok((enqueue, t.elapsed().as_secs_f64() * 1e6 / reps as f64))
 }
 
 pub(crate) fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {

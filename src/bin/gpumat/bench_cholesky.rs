@@ -12,7 +12,7 @@ use gpumat::layout::{Rfp, Transr, Uplo};
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
-use crate::bench::{Args, per_call_us, random, record, rel_diff, side_by_side};
+use crate::bench::{Args, enqueue_and_per_call_us, per_call_us, random, record, rel_diff, side_by_side};
 
 /// Blockings timed besides `CholeskyParams::for_order`, for tuning.
 const BLOCK_SIZES: [usize; 5] = [64, 128, 256, 512, 1024];
@@ -451,6 +451,45 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             cuda.potrf_panel(Uplo::Lower, ViewMut::new(&mut w, panel)?, ViewMut::dense(&mut info, 1, 1)?, 0)
         })?;
         out.push((format!("potrf_panel {n}x{leaf} (copy of {copy:.1} µs taken off)"), us - copy));
+        // The same in the transposed forms that one of the two triangles of
+        // an RFP array takes (stored upper, `Lᵀ`): the leaf on a 64 × n
+        // panel, syrk and gemm on transposed blocks, and a whole
+        // factorization of the upper triangle against the lower one.
+        let panel_t = Block { offset: 0, rows: leaf, cols: n, ld: n };
+        let copy = per_call(&mut || cuda.copy(View::new(&a, panel_t)?, ViewMut::new(&mut w, panel_t)?))?;
+        let us = per_call(&mut || {
+            cuda.copy(View::new(&a, panel_t)?, ViewMut::new(&mut w, panel_t)?)?;
+            cuda.potrf_panel(Uplo::Upper, ViewMut::new(&mut w, panel_t)?, ViewMut::dense(&mut info, 1, 1)?, 0)
+        })?;
+        out.push((format!("potrf_panel upper {leaf}x{n} (copy of {copy:.1} µs taken off)"), us - copy));
+        let panel_t = View::new(&l, Block { offset: nb * n, rows: nb, cols: below, ld: n })?;
+        let us = per_call(&mut || {
+            let c = ViewMut::new(&mut w, Block { offset: 0, rows: below, cols: below, ld: n })?;
+            cuda.syrk(Uplo::Upper, Op::Trans, -1.0, panel_t, 1.0, c)
+        })?;
+        out.push((format!("syrk upper trans trailing {below} k {nb}"), us));
+        let us = per_call(&mut || {
+            let x = View::new(&l, Block { offset: nb * n + nb, rows: nb, cols: nb, ld: n })?;
+            let c = ViewMut::new(&mut w, Block { offset: 0, rows: nb, cols: below, ld: n })?;
+            cuda.gemm(-1.0, x, Op::Trans, panel_t, Op::NoTrans, 1.0, c)
+        })?;
+        out.push((format!("gemm transposed {nb}x{below} k {nb}"), us));
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let us = per_call(&mut || {
+                cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut w, n, n)?)?;
+                let mut status = ViewMut::dense(&mut info, 1, 1)?;
+                cholesky::factor_in_place(
+                    cuda,
+                    uplo,
+                    &BufferMut::new(&mut w),
+                    Block::dense(n, n),
+                    &mut status,
+                    0,
+                    params,
+                )
+            })?;
+            out.push((format!("factorization {uplo:?} (with a copy)"), us));
+        }
         let side = cuda.side()?;
         let us = per_call(&mut || {
             side.wait_for(cuda)?;
@@ -462,6 +501,51 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         for (what, us) in out {
             println!("n {n}: {what}: {us:.1} µs");
             rows.push(json!({"op": format!("trace {what}"), "n": n, "us_per_call": us}));
+        }
+        // The host's share: enqueue time per call against time per call, for
+        // the calls a block column makes, at its shapes.
+        let tall = View::new(&l, Block { offset: nb, rows: below, cols: leaf, ld: n })?;
+        let top = View::new(&l, Block { offset: nb, rows: leaf, cols: leaf, ld: n })?;
+        let mut host: Vec<(String, (f64, f64))> = vec![];
+        host.push((
+            format!("potrf_panel {below}x{leaf}"),
+            enqueue_and_per_call_us(cuda, reps, &mut || {
+                let p = Block { offset: 0, rows: below, cols: leaf, ld: n };
+                cuda.potrf_panel(Uplo::Lower, ViewMut::new(&mut w, p)?, ViewMut::dense(&mut info, 1, 1)?, 0)
+            })?,
+        ));
+        host.push((
+            format!("syrk {leaf} k {leaf}"),
+            enqueue_and_per_call_us(cuda, reps, &mut || {
+                let c = ViewMut::new(&mut w, Block { offset: 0, rows: leaf, cols: leaf, ld: n })?;
+                cuda.syrk(Uplo::Lower, Op::NoTrans, -1.0, top, 1.0, c)
+            })?,
+        ));
+        host.push((
+            format!("gemm {below}x{leaf} k {leaf}"),
+            enqueue_and_per_call_us(cuda, reps, &mut || {
+                let c = ViewMut::new(&mut w, Block { offset: 0, rows: below, cols: leaf, ld: n })?;
+                cuda.gemm(-1.0, tall, Op::NoTrans, top, Op::Trans, 1.0, c)
+            })?,
+        ));
+        host.push((
+            format!("syrk {nb} k {nb}"),
+            enqueue_and_per_call_us(cuda, reps, &mut || {
+                let x = View::new(&l, Block { offset: nb, rows: nb, cols: nb, ld: n })?;
+                let c = ViewMut::new(&mut w, Block { offset: 0, rows: nb, cols: nb, ld: n })?;
+                cuda.syrk(Uplo::Lower, Op::NoTrans, -1.0, x, 1.0, c)
+            })?,
+        ));
+        host.push((
+            "wait_for both ways".into(),
+            enqueue_and_per_call_us(cuda, reps, &mut || {
+                side.wait_for(cuda)?;
+                cuda.wait_for(side)
+            })?,
+        ));
+        for (what, (enqueue, us)) in host {
+            println!("n {n}: host {what}: enqueue {enqueue:.1} µs of {us:.1} µs per call");
+            rows.push(json!({"op": format!("trace host {what}"), "n": n, "enqueue_us": enqueue, "us_per_call": us}));
         }
     }
     Ok(rows)
