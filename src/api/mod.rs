@@ -44,7 +44,7 @@ pub use cholesky::Cholesky;
 pub use device::Device;
 pub use lu::{Lu, Rref};
 pub use matrix::Matrix;
-pub use sym::{Sym, SymStorage};
+pub use sym::{Sym, SymStorage, packed_layout};
 pub use tri::Tri;
 
 // Householder QR and least squares.

@@ -2,9 +2,9 @@
 //! from one triangle, in full or RFP storage.
 
 use super::device::Resident;
-use super::{Matrix, Sym, SymStorage};
+use super::{Matrix, Sym, SymStorage, packed_layout};
 use crate::backend::{Backend, Block, BufferMut, View};
-use crate::layout::{Rfp, Transr, Uplo};
+use crate::layout::{Rfp, Uplo};
 use crate::{Error, Result, Scalar};
 
 /// Checks that `d` is a vector of `len` finite, non-negative weights and
@@ -89,7 +89,7 @@ impl<T: Scalar> Matrix<T> {
                 Sym::from_lower(g)
             }
             SymStorage::Rfp => {
-                let rfp = Rfp::new(m, Transr::Normal, Uplo::Lower);
+                let rfp = packed_layout(m);
                 let g = with_backend!(self.device(), be => {
                     let mut out = be.alloc::<T>(rfp.len())?;
                     scaled_gram_to_rfp(be, rfp, self.view()?, d.view()?, &BufferMut::new(&mut out))?;

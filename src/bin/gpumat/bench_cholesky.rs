@@ -73,7 +73,7 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         // Entries in [-1, 1), diagonal 2n: strictly diagonally dominant.
         let mut a = random(cuda, n * n, 5)?;
         cuda.fill(ViewMut::new(&mut a, Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?, 2.0 * n as f64)?;
-        let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);
+        let rfp = gpumat::api::packed_layout(n);
         let mut arf0 = cuda.alloc::<f64>(rfp.len())?;
         cuda.full_to_rfp(View::dense(&a, n, n)?, rfp, ViewMut::dense(&mut arf0, rfp.len(), 1)?)?;
         let (mut ours, mut theirs, mut arf) =
@@ -106,6 +106,19 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             || factor_rfp(cuda, rfp, &arf0, &mut arf, &mut info_rfp, params),
             || factor_full(cuda, n, &a, &mut ours, &mut info, params),
         )?;
+        // The other TRANSR, for the choice of `packed_layout`: its rectangle
+        // has another leading dimension and the other triangle transposed.
+        let other =
+            Rfp::new(n, if rfp.transr == Transr::Normal { Transr::Transpose } else { Transr::Normal }, rfp.uplo);
+        let (mut arf_other0, mut arf_other) = (cuda.alloc::<f64>(other.len())?, cuda.alloc::<f64>(other.len())?);
+        cuda.full_to_rfp(View::dense(&a, n, n)?, other, ViewMut::dense(&mut arf_other0, other.len(), 1)?)?;
+        let (t_other, t_full_other) = side_by_side(
+            cuda,
+            args.reps,
+            || factor_rfp(cuda, other, &arf_other0, &mut arf_other, &mut info_rfp, params),
+            || factor_full(cuda, n, &a, &mut ours, &mut info, params),
+        )?;
+        drop((arf_other0, arf_other));
         let status = [read_info(cuda, &info)?, read_info(cuda, &info_rfp)?, vendor.info(cuda)?];
         if status != [0; 3] {
             return Err(Error::Device(format!(
@@ -161,6 +174,8 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "rfp_time_over_full": t_rfp / t_full_again, "full_ms_same_run": t_full_again,
                 "gpumat_bytes": peak_rfp, "vendor_bytes": peak_vendor,
                 "rfp_memory_over_full": peak_rfp as f64 / peak_full as f64,
+                "transr": format!("{:?}", rfp.transr),
+                "other_transr_time_over_full": t_other / t_full_other,
             }),
         ));
     }
