@@ -9,7 +9,7 @@ use crate::bench_cholesky;
 use gpumat::api::device::AnyBackend;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Norm, Op, View, ViewMut};
-use gpumat::layout::{Rfp, Transr, Uplo};
+use gpumat::layout::Uplo;
 use gpumat::{Device, Error, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
@@ -303,7 +303,7 @@ fn primitives(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         rows.push(record("syrk", n, t_ours, t_vendor, Some(nn * nn * nn), errors));
 
         // RFP pack and unpack against a device-to-device copy of the same number of entries.
-        let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);
+        let rfp = gpumat::api::packed_layout(n);
         let mut arf = cuda.alloc::<f64>(rfp.len())?;
         let src = random(cuda, rfp.len(), 3)?;
         let mut dst = cuda.alloc::<f64>(rfp.len())?;

@@ -232,7 +232,7 @@ fn succeeds<R>(cuda: &Cuda, f: impl FnOnce() -> Result<R>) -> Result<bool> {
 /// Factors `α·11ᵀ + β·I` of order `n` in RFP storage; returns the time and
 /// the largest relative error of the probed entries.
 fn confirm_rfp(cuda: &Cuda, n: usize) -> Result<(f64, f64)> {
-    let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);
+    let rfp = gpumat::api::packed_layout(n);
     let mut arf = cuda.alloc::<f64>(rfp.len())?;
     cuda.fill(ViewMut::dense(&mut arf, rfp.len(), 1)?, ALPHA)?;
     let p = rfp.pieces();

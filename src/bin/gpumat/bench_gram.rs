@@ -23,7 +23,7 @@ use gpumat::Result;
 use gpumat::backend::cuda::scaled_gram::GramPlan;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, BufferMut, Norm, Op, View, ViewMut};
-use gpumat::layout::{Rfp, Transr, Uplo};
+use gpumat::layout::Uplo;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
@@ -138,7 +138,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let n = 2 * m;
         let a = uniform(cuda, m * n, 21, false)?;
         let d = uniform(cuda, n, 22, true)?;
-        let rfp = Rfp::new(m, Transr::Normal, Uplo::Lower);
+        let rfp = gpumat::api::packed_layout(m);
         let (mut full, mut arf) = (cuda.alloc::<f64>(m * m)?, cuda.alloc::<f64>(rfp.len())?);
         let (mut c_syrk, mut c_gemm) = (cuda.alloc::<f64>(m * m)?, cuda.alloc::<f64>(m * m)?);
         let mut w = cuda.alloc::<f64>(m * n)?;
