@@ -12,40 +12,26 @@
 
 use super::factor::{CholeskyParams, Stored, Triangle, factor_triangle};
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
-use crate::layout::{Rfp, TrianglePiece, Uplo};
+use crate::layout::{Full, Rfp, TrianglePiece, Uplo};
 use crate::{Result, Scalar};
 
-/// The pieces of an RFP array that starts at `base` in its buffer.
-struct Pieces {
-    n1: usize,
-    n2: usize,
-    t1: (Block, Uplo),
-    s: Block,
-    t2: (Block, Uplo),
-    /// `S` holds `L21` rather than `L21ᵀ`.
-    s_is_l21: bool,
-}
-
-fn pieces(rfp: Rfp, base: usize) -> Pieces {
-    let p = rfp.pieces();
-    let tri = |t: TrianglePiece| {
-        (Block { offset: base + t.offset, rows: t.full.rows, cols: t.full.cols, ld: t.full.ld }, t.uplo)
-    };
-    let s = Block { offset: base + p.s.offset, rows: p.s.full.rows, cols: p.s.full.cols, ld: p.s.full.ld };
-    // The stored off-diagonal block is A21 for UPLO = L and A12 = A21ᵀ for U.
-    let s_is_l21 = (rfp.uplo == Uplo::Lower) != p.s.transposed;
-    Pieces { n1: p.n1, n2: p.n2, t1: tri(p.t1), s, t2: tri(p.t2), s_is_l21 }
-}
-
-/// Where the factor's blocks lie in the RFP array: `L11` in `T1`, `L21` in
-/// `S`, `L22` in `T2`. In four of the eight layouts `S = L21` lies right
-/// below a lower `T1` (or `S = L21ᵀ` right of an upper one) with the same
-/// leading dimension: a block column of the first half is then one block.
+/// Where the factor's blocks lie in the RFP array that starts at `base` in
+/// its buffer: `L11` in `T1`, `L21` in `S`, `L22` in `T2`, each stored as
+/// it is or transposed (an upper triangle holds `Lᵀ`). In four of the eight
+/// layouts `S = L21` lies right below a lower `T1` (or `S = L21ᵀ` right of
+/// an upper one) with the same leading dimension: a block column of the
+/// first half is then one block.
 fn triangle(rfp: Rfp, base: usize) -> Triangle {
-    let Pieces { n1, n2, t1, s, t2, s_is_l21 } = pieces(rfp, base);
-    let stored = |(block, uplo): (Block, Uplo)| Stored { block, transposed: uplo == Uplo::Upper };
-    let (mut l11, l22) = (stored(t1), stored(t2));
-    let l21 = Stored { block: s, transposed: !s_is_l21 };
+    let p = rfp.pieces();
+    let (n1, n2) = (p.n1, p.n2);
+    let stored = |offset: usize, full: Full, transposed: bool| Stored {
+        block: Block { offset: base + offset, rows: full.rows, cols: full.cols, ld: full.ld },
+        transposed,
+    };
+    let triangle = |t: TrianglePiece| stored(t.offset, t.full, t.uplo == Uplo::Upper);
+    let (mut l11, l22) = (triangle(p.t1), triangle(p.t2));
+    // The stored off-diagonal block is A21 for UPLO = L and A12 = A21ᵀ for U.
+    let l21 = stored(p.s.offset, p.s.full, (rfp.uplo == Uplo::Lower) == p.s.transposed);
     let tall = if l11.transposed { Block { cols: n1 + n2, ..l11.block } } else { Block { rows: n1 + n2, ..l11.block } };
     let tall = Stored { block: tall, ..l11 };
     let joined = n1 > 0 && n2 > 0 && tall.sub(n1, 0, n2, n1).ok() == Some(l21);
