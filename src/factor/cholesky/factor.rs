@@ -112,6 +112,7 @@ impl Triangle {
             )));
         }
         let l11 = Stored { block, transposed };
+        // With `split = cols` no block of `L22` is ever asked for.
         Ok(Triangle { rows, cols, split: cols, l11, l21: l11.sub(cols, 0, rows - cols, cols)?, l22: l11, joined: true })
     }
 
@@ -119,12 +120,17 @@ impl Triangle {
     /// one stored piece.
     pub fn at(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Stored> {
         let s = self.split;
+        let past_split = |x: usize| {
+            x.checked_sub(s).ok_or_else(|| {
+                Error::InvalidArgument(format!("block {rows}×{cols} at ({i}, {j}) of L crosses its split at {s}"))
+            })
+        };
         if j >= s {
-            self.l22.sub(i - s, j - s, rows, cols)
+            self.l22.sub(past_split(i)?, j - s, rows, cols)
         } else if i + rows <= s || self.joined {
             self.l11.sub(i, j, rows, cols)
         } else {
-            self.l21.sub(i - s, j, rows, cols)
+            self.l21.sub(past_split(i)?, j, rows, cols)
         }
     }
 
