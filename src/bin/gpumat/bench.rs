@@ -410,15 +410,22 @@ fn report(cuda: &Cuda, args: &Args, rows: &[Value]) -> Result<()> {
             "max_rel_diff",
             "diff_bound",
             "gemm_route_ratio",
+            "other_transr_time_over_full",
+            "us_per_call",
+            "enqueue_us",
+            "enqueue_ms",
+            "wall_ms",
         ]
         .iter()
         .filter_map(|k| r.get(*k).and_then(Value::as_f64).map(|v| format!("{k} {v:.3e}")))
         .collect::<Vec<_>>()
         .join(", ");
-        let num = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        // Rows of the trace suites carry no side-by-side time: "—", and
+        // their per-call figures in the notes.
+        let num = |k: &str| r.get(k).and_then(Value::as_f64).map_or("—".into(), |v| format!("{v:.3}"));
         let tflops = |k: &str| r.get(k).and_then(Value::as_f64).map_or("—".into(), |v| format!("{v:.1}"));
         let line = format!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} | {notes} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {notes} |",
             r["op"].as_str().unwrap_or(""),
             r["n"],
             r["precision"].as_str().unwrap_or(""),
