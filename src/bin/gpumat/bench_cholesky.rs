@@ -458,25 +458,23 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             cuda.potrf(Uplo::Lower, ViewMut::new(&mut leaves, blk)?, ViewMut::dense(&mut info, 1, 1)?, 0)
         })?;
         out.push((format!("potrf leaf {leaf}"), us));
-        // A whole block column as one panel, on a fresh copy each time.
-        let panel = Block { offset: 0, rows: n, cols: leaf, ld: n };
-        let copy = per_call(&mut || cuda.copy(View::new(&a, panel)?, ViewMut::new(&mut w, panel)?))?;
-        let us = per_call(&mut || {
-            cuda.copy(View::new(&a, panel)?, ViewMut::new(&mut w, panel)?)?;
-            cuda.potrf_panel(Uplo::Lower, ViewMut::new(&mut w, panel)?, ViewMut::dense(&mut info, 1, 1)?, 0)
-        })?;
-        out.push((format!("potrf_panel {n}x{leaf} (copy of {copy:.1} µs taken off)"), us - copy));
-        // The same in the transposed forms that one of the two triangles of
-        // an RFP array takes (stored upper, `Lᵀ`): the leaf on a 64 × n
-        // panel, syrk and gemm on transposed blocks, and a whole
-        // factorization of the upper triangle against the lower one.
-        let panel_t = Block { offset: 0, rows: leaf, cols: n, ld: n };
-        let copy = per_call(&mut || cuda.copy(View::new(&a, panel_t)?, ViewMut::new(&mut w, panel_t)?))?;
-        let us = per_call(&mut || {
-            cuda.copy(View::new(&a, panel_t)?, ViewMut::new(&mut w, panel_t)?)?;
-            cuda.potrf_panel(Uplo::Upper, ViewMut::new(&mut w, panel_t)?, ViewMut::dense(&mut info, 1, 1)?, 0)
-        })?;
-        out.push((format!("potrf_panel upper {leaf}x{n} (copy of {copy:.1} µs taken off)"), us - copy));
+        // A whole block column as one panel, on a fresh copy each time; and
+        // the same transposed, as one of the two triangles of an RFP array
+        // stores it (upper, `Lᵀ`): a 64 × n panel.
+        for (uplo, panel) in [
+            (Uplo::Lower, Block { offset: 0, rows: n, cols: leaf, ld: n }),
+            (Uplo::Upper, Block { offset: 0, rows: leaf, cols: n, ld: n }),
+        ] {
+            let copy = per_call(&mut || cuda.copy(View::new(&a, panel)?, ViewMut::new(&mut w, panel)?))?;
+            let us = per_call(&mut || {
+                cuda.copy(View::new(&a, panel)?, ViewMut::new(&mut w, panel)?)?;
+                cuda.potrf_panel(uplo, ViewMut::new(&mut w, panel)?, ViewMut::dense(&mut info, 1, 1)?, 0)
+            })?;
+            let (rows, cols) = (panel.rows, panel.cols);
+            out.push((format!("potrf_panel {uplo:?} {rows}x{cols} (copy of {copy:.1} µs taken off)"), us - copy));
+        }
+        // syrk and gemm on transposed blocks, and a whole factorization of
+        // the upper triangle against the lower one.
         let panel_t = View::new(&l, Block { offset: nb * n, rows: nb, cols: below, ld: n })?;
         let us = per_call(&mut || {
             let c = ViewMut::new(&mut w, Block { offset: 0, rows: below, cols: below, ld: n })?;
