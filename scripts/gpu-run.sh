@@ -67,9 +67,10 @@ if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-scaled_gram ]; then
         > "$OUT/test-scaled_gram-small-panels.log" 2>&1
     summary+=("test-scaled_gram NB=48 KC=100 (rc $?): $(grep -E '^test result' "$OUT/test-scaled_gram-small-panels.log" | tail -1)")
 fi
-# LU again with each panel kernel forced: the shared-memory one with 32 rows
-# per block (its exchanges on small panels), the grid-wide and the one-block.
-for panel in reg ll grid block; do
+# LU again with each panel kernel forced: the cluster, register and
+# shared-memory ones with 32 rows per block (their exchanges on small
+# panels), the grid-wide and the one-block.
+for panel in cluster reg ll grid block; do
     [ -n "${SKIP_TESTS:-}" ] || [ ! -x .gpu/bin/test-lu ] && break
     GPUMAT_LU_PANEL=$panel .gpu/bin/test-lu --test-threads=1 > "$OUT/test-lu-panel-$panel.log" 2>&1
     summary+=("test-lu GPUMAT_LU_PANEL=$panel (rc $?): $(grep -E '^test result' "$OUT/test-lu-panel-$panel.log" | tail -1)")

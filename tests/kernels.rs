@@ -95,6 +95,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             format!("getrf_panel_reg_{t}"),
             vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64],
         );
+        // getrf_panel_cluster(..., left, right)
+        add("lu.cu", format!("getrf_panel_cluster_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", I64, I64]);
     }
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {

@@ -31,6 +31,10 @@ const GRID_THREADS: u32 = 256;
 const REG_NB: usize = 32;
 const REG_ROWS_PER_BLOCK: usize = 256;
 const REG_MAX_ROWS: usize = 384;
+/// Rows per block the cluster kernel aims at, and the most it takes (a
+/// thread each; `CL_MAX_THREADS` in `lu.cu`).
+const CLUSTER_ROWS_PER_BLOCK: usize = 256;
+const CLUSTER_MAX_ROWS: usize = 512;
 /// Cells each thread of the register kernel reads at once (`LL_BATCH` in
 /// `lu.cu`): when every block's cells fit, each block reads all of them.
 const LL_BATCH: usize = 5;
@@ -45,6 +49,9 @@ const LL_THREADS_ALONE: u32 = 512;
 
 /// Which panel kernel factors a panel.
 enum PanelKernel {
+    /// `getrf_panel_cluster`: a row per thread in registers, one cluster
+    /// barrier per column.
+    Cluster { blocks: usize, threads: u32 },
     /// `getrf_panel_reg`: a row per thread in registers, one exchange per
     /// column.
     Reg { blocks: usize, threads: u32 },
@@ -106,17 +113,39 @@ impl Cuda {
         Ok((self.slice_ptr(&x.cells), x.epoch))
     }
 
+    /// The most blocks of the cluster kernel's one cluster on this GPU (0:
+    /// no clusters).
+    fn cluster_blocks(&self) -> Result<usize> {
+        if let Some(&c) = self.clusters.get() {
+            return Ok(c);
+        }
+        let c = self.cluster_limit("lu", "getrf_panel_cluster_f64", CLUSTER_MAX_ROWS as u32)?;
+        Ok(*self.clusters.get_or_init(|| c))
+    }
+
     /// The panel kernel for a `rows × cols` panel of `elem`-byte entries,
-    /// the first that takes it: the register kernel (rows fit in the
-    /// threads of one block per SM), the shared-memory kernel (rows fit in
-    /// the shared memory of one block per SM), the grid-wide kernel (tall
-    /// panels), the one-block kernel. For tests, `GPUMAT_LU_PANEL=reg` or
-    /// `=ll` forces the register or shared-memory kernel with 32 rows per
-    /// block (so that small panels take the exchanges between blocks), and
-    /// `=grid` or `=block` the last two.
+    /// the first that takes it: the cluster kernel (sm_90 and later; rows
+    /// fit in the threads of one cluster), the register kernel (rows fit in
+    /// the threads of one block per SM), the shared-memory kernel (rows fit
+    /// in the shared memory of one block per SM), the grid-wide kernel (tall
+    /// panels), the one-block kernel. For tests, `GPUMAT_LU_PANEL=cluster`,
+    /// `=reg` or `=ll` forces the cluster, register or shared-memory kernel
+    /// with 32 rows per block (so that small panels take the exchanges
+    /// between blocks), and `=grid` or `=block` the last two.
     fn panel_kernel(&self, rows: usize, cols: usize, elem: usize) -> Result<PanelKernel> {
         let forced = std::env::var("GPUMAT_LU_PANEL").ok();
         let (reg_many, ll_many) = (forced.as_deref() == Some("reg"), forced.as_deref() == Some("ll"));
+        let cluster_many = forced.as_deref() == Some("cluster");
+        if cols <= REG_NB && (forced.is_none() || cluster_many) {
+            let per_block = if cluster_many { 32 } else { CLUSTER_ROWS_PER_BLOCK };
+            let blocks = rows.div_ceil(per_block).clamp(1, self.cluster_blocks()?.max(1));
+            let chunk = rows.div_ceil(blocks);
+            if self.cluster_blocks()? > 0 && chunk <= CLUSTER_MAX_ROWS {
+                // At least 64 threads: the interchanges of the other columns
+                // take two per pivot.
+                return Ok(PanelKernel::Cluster { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
+            }
+        }
         if cols <= REG_NB && (forced.is_none() || reg_many) {
             let per_block = if reg_many { 32 } else { REG_ROWS_PER_BLOCK };
             let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
@@ -157,7 +186,7 @@ impl Cuda {
         let kernel = self.panel_kernel(a.rows(), cols.len(), size_of::<T>())?;
         // Unpivoted, no row moves.
         let (left, right) = if pivoting == Pivoting::Partial { (cols.start, a.cols() - cols.end) } else { (0, 0) };
-        if left + right > 0 && !matches!(kernel, PanelKernel::Reg { .. }) {
+        if left + right > 0 && !matches!(kernel, PanelKernel::Reg { .. } | PanelKernel::Cluster { .. }) {
             return getrf_leaf_by_parts(self, a, cols, ipiv, info, offset, pivoting);
         }
         let rows = a.rows();
@@ -184,6 +213,13 @@ impl Cuda {
             Arg::F64(tol),
         ];
         match kernel {
+            PanelKernel::Cluster { blocks, threads } => {
+                let cfg =
+                    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                let mut args = head.to_vec();
+                args.extend([n(left), n(right)]);
+                self.launch_cluster("lu", &format!("getrf_panel_cluster_{}", T::NAME), cfg, &args)
+            }
             PanelKernel::Reg { blocks, threads } => {
                 // Every block's candidate (two 8-byte words), then every
                 // block's row when the kernel reads them all, else the pivot

@@ -61,6 +61,9 @@ pub struct Cuda {
     /// The LU panel kernels' exchange cells, one set per queue, reused from
     /// launch to launch (`lu::Exchange`).
     exchange: Mutex<Option<lu::Exchange>>,
+    /// The most blocks of the LU cluster kernel's cluster (0: none), probed
+    /// on first use.
+    clusters: OnceLock<usize>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -132,6 +135,16 @@ fn ptr_mut<E: Elem>(v: &ViewMut<'_, Cuda, E>) -> Arg {
     Arg::Ptr(raw_mut(v))
 }
 
+/// The launch attribute that makes a grid of `blocks` blocks one cluster.
+fn cluster_attribute(blocks: u32) -> cudarc::driver::sys::CUlaunchAttribute {
+    use cudarc::driver::sys;
+    // SAFETY: an all-zero launch attribute is a valid value of the C struct.
+    let mut cluster: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    cluster.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: blocks, y: 1, z: 1 };
+    cluster
+}
+
 fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
 }
@@ -174,6 +187,7 @@ impl Cuda {
             side: OnceLock::new(),
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
+            clusters: OnceLock::new(),
         })
     }
 
@@ -195,6 +209,7 @@ impl Cuda {
             side: OnceLock::new(),
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
+            clusters: OnceLock::new(),
         })
     }
 
@@ -297,6 +312,85 @@ impl Cuda {
         // SAFETY: the argument lists match the kernels' signatures (checked by
         // the GPU test suite), and every block was checked to lie in its buffer.
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| Error::Device(format!("launching {name}: {e}")))
+    }
+
+    /// [`Self::launch`] of a grid that is one thread-block cluster (sm_90
+    /// and later), whose blocks are resident together and share their
+    /// shared memory.
+    fn launch_cluster(&self, file: &str, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        use cudarc::driver::sys;
+        let f = self.function(file, name)?;
+        let fail = |e: DriverError| Error::Device(format!("launching {name} as a cluster of {}: {e}", cfg.grid_dim.0));
+        if cfg.grid_dim.0 > 8 {
+            // Clusters past 8 blocks are opt-in per function.
+            f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+                .map_err(fail)?;
+        }
+        let mut params: Vec<*mut std::ffi::c_void> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Ptr(x) | Arg::Bits64(x) => std::ptr::from_ref(x).cast_mut().cast(),
+                Arg::I64(x) => std::ptr::from_ref(x).cast_mut().cast(),
+                Arg::I32(x) => std::ptr::from_ref(x).cast_mut().cast(),
+                Arg::Bits32(x) => std::ptr::from_ref(x).cast_mut().cast(),
+                Arg::F64(x) => std::ptr::from_ref(x).cast_mut().cast(),
+            })
+            .collect();
+        let mut cluster = cluster_attribute(cfg.grid_dim.0);
+        let config = self.cluster_config(&cfg, &mut cluster);
+        self.ctx.bind_to_thread().map_err(fail)?;
+        // SAFETY: as in `launch`; `params` points at `args`, which outlive the
+        // call (the driver copies the values at launch).
+        unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(fail)
+    }
+
+    /// The driver's configuration of `cfg` on this queue with the launch
+    /// attribute `cluster`, which must outlive it.
+    fn cluster_config(
+        &self,
+        cfg: &LaunchConfig,
+        cluster: &mut cudarc::driver::sys::CUlaunchAttribute,
+    ) -> cudarc::driver::sys::CUlaunchConfig {
+        cudarc::driver::sys::CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: cluster,
+            numAttrs: 1,
+        }
+    }
+
+    /// The most blocks of one cluster that `name` of `file` (its static
+    /// shared memory only) can be launched with at `threads` threads per
+    /// block: 16, 8, 4 or 2, or 0 on GPUs without clusters (before sm_90).
+    fn cluster_limit(&self, file: &str, name: &str, threads: u32) -> Result<usize> {
+        use cudarc::driver::sys;
+        let major: u32 = self.arch.trim_start_matches("sm_").parse::<u32>().unwrap_or(0) / 10;
+        if major < 9 {
+            return Ok(0);
+        }
+        let f = self.function(file, name)?;
+        // Refused on some GPUs: the probe of 16 then fails.
+        let _ = f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        for size in [16u32, 8, 4, 2] {
+            let cfg = LaunchConfig { grid_dim: (size, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+            let mut cluster = cluster_attribute(size);
+            let config = self.cluster_config(&cfg, &mut cluster);
+            let mut clusters = 0;
+            // SAFETY: `config` and `clusters` are valid for the call.
+            let ok = unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f.cu_function(), &config) }.result();
+            if ok.is_ok() && clusters > 0 {
+                return Ok(size as usize);
+            }
+        }
+        Ok(0)
     }
 
     /// `potrf_panel` on a panel `width <= POTRF_LEAF` wide and `len` long,
