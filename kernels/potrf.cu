@@ -49,10 +49,38 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, i
     const bool diag = t < LEAF;
     const long long i = diag ? t : n + (long long)blockIdx.x * LEAF + (t - LEAF);
     const bool real = diag ? t < n : i < m;
+    // Upper: row i is column i of the array, contiguous. A warp's rows are
+    // consecutive, so it reads them a row at a time (coalesced) into shared
+    // memory and each lane takes its own row from there; read directly,
+    // each load of the warp would touch 32 cache lines.
+    __shared__ T stage[2 * LEAF / 32][32][33];
+    const int lane = t & 31, warp = t >> 5;
+    // Whether the warp's row rr holds entry k (lane rr's `real`, and in the
+    // diagonal block only the lower triangle).
+    const auto holds = [&](int rr, int k, int columns) {
+        const int tr = t - lane + rr;
+        return (diag ? tr < n : i - lane + rr < m) && k < columns && (!diag || k <= tr);
+    };
     T r[LEAF];
+    if (upper) {
 #pragma unroll
-    for (int k = 0; k < LEAF; ++k)
-        r[k] = (real && k < n && (!diag || k <= t)) ? entry(a, ld, upper, i, k) : T(diag && t == k);
+        for (int h = 0; h < LEAF; h += 32) {
+#pragma unroll 8
+            for (int rr = 0; rr < 32; ++rr)
+                stage[warp][rr][lane] = holds(rr, h + lane, n) ? a[h + lane + (i - lane + rr) * ld] : T(0);
+            __syncwarp();
+#pragma unroll
+            for (int k = 0; k < 32; ++k) r[h + k] = stage[warp][lane][k];
+            __syncwarp();
+        }
+#pragma unroll
+        for (int k = 0; k < LEAF; ++k)
+            if (diag && k == t && !(real && k < n)) r[k] = T(1);
+    } else {
+#pragma unroll
+        for (int k = 0; k < LEAF; ++k)
+            r[k] = (real && k < n && (!diag || k <= t)) ? entry(a, ld, upper, i, k) : T(diag && t == k);
+    }
     if (diag) col[0][t] = r[0];
     __syncthreads();
     int done = n;  // columns factored
@@ -91,7 +119,19 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, i
     }
     __syncthreads();
     // Entries past a failing column were not finished: leave them.
-    if (real && (!diag || last)) {
+    if (upper) {
+#pragma unroll
+        for (int h = 0; h < LEAF; h += 32) {
+#pragma unroll
+            for (int k = 0; k < 32; ++k) stage[warp][lane][k] = r[h + k];
+            __syncwarp();
+#pragma unroll 8
+            for (int rr = 0; rr < 32; ++rr)
+                if (holds(rr, h + lane, done) && (!diag || last))
+                    a[h + lane + (i - lane + rr) * ld] = stage[warp][rr][lane];
+            __syncwarp();
+        }
+    } else if (real && (!diag || last)) {
 #pragma unroll
         for (int k = 0; k < LEAF; ++k)
             if (k < done && (!diag || k <= t)) entry(a, ld, upper, i, k) = r[k];
