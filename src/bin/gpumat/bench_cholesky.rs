@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::bench::{Args, enqueue_and_per_call_us, per_call_us, random, record, rel_diff, side_by_side};
 
 /// Blockings timed besides `CholeskyParams::for_order`, for tuning.
-const BLOCK_SIZES: [usize; 5] = [64, 128, 256, 512, 1024];
+const BLOCK_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
 
 /// Copies `a` into `l` and factors it in full storage.
 fn factor_full(
@@ -106,6 +106,19 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             || factor_rfp(cuda, rfp, &arf0, &mut arf, &mut info_rfp, params),
             || factor_full(cuda, n, &a, &mut ours, &mut info, params),
         )?;
+        // Other blockings of the packed factorization against the full one
+        // at its default, for tuning: timings only.
+        let mut rfp_tuning = vec![];
+        for nb in [512, 2048].into_iter().filter(|&nb| nb != params.block_size && nb < n) {
+            let p = CholeskyParams { block_size: nb, ..params };
+            let (t, f) = side_by_side(
+                cuda,
+                args.reps,
+                || factor_rfp(cuda, rfp, &arf0, &mut arf, &mut info_rfp, p),
+                || factor_full(cuda, n, &a, &mut ours, &mut info, params),
+            )?;
+            rfp_tuning.push(json!({"block_size": nb, "rfp_ms": t, "full_ms": f, "rfp_time_over_full": t / f}));
+        }
         // The other TRANSR, for the choice of `packed_layout`: its rectangle
         // has another leading dimension and the other triangle transposed.
         let other =
@@ -176,6 +189,7 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "rfp_memory_over_full": peak_rfp as f64 / peak_full as f64,
                 "transr": format!("{:?}", rfp.transr),
                 "other_transr_time_over_full": t_other / t_full_other,
+                "other_blockings": rfp_tuning,
             }),
         ));
     }
