@@ -696,6 +696,47 @@ __device__ __forceinline__ void reg_update(T (&x)[REG_NB], int j, T l, const dou
     }
 }
 
+// Column j of a register kernel once every block knows its pivot, at
+// position p, and the pivot row `rowp`: records the pivot, updates this
+// thread's row position (the pivot row takes position j, the row at j takes
+// p) and eliminates column j from the row.
+template <typename T>
+__device__ __forceinline__ void reg_eliminate(T (&x)[REG_NB], int j, unsigned p, const double* rowp, bool& active,
+                                              unsigned& pos, int* ipiv, long long incp, int* pivots, int* info,
+                                              long long offset, int partial, double tol) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) ipiv[j * incp] = (int)(offset + p + 1);
+    if (threadIdx.x == 0) pivots[j] = (int)p;
+    if (active) {
+        if (pos == p) active = false, pos = (unsigned)j;
+        else if (pos == (unsigned)j) pos = p;
+    }
+    // Uniform across the grid: every block read the same pivot.
+    const T d = (T)rowp[j];
+    if (pivot_fails(d, partial, tol, info, offset + j + 1) || !active) return;
+    const T r = T(1) / d;
+    const T xj = reg_get(x, j);
+    const T l = isfinite(r) ? xj * r : xj / d;
+    reg_set(x, j, l);
+    reg_update(x, j, l, rowp);
+}
+
+// The end of a register kernel: each row stored at its final position, and
+// the same interchanges on the other columns of the block column, a share of
+// them in each block (every block knows the pivots).
+template <typename T>
+__device__ __forceinline__ void reg_store(T* a, long long ld, const T (&x)[REG_NB], bool mine, unsigned pos, int w,
+                                          long long left, long long right, const int* pivots) {
+#pragma unroll
+    for (int c = 0; c < REG_NB; ++c)
+        if (mine && c < w) a[pos + c * ld] = x[c];
+    if (left + right > 0) {
+        __syncthreads();
+        laswp_apply<REG_NB, 1>(
+            a, ld, left + right, 0, w, 0, [&](int s) { return pivots[s]; },
+            [&](long long c) { return c < left ? c - left : c - left + w; });
+    }
+}
+
 // The register kernel. Rows never move while the panel is factored: each
 // thread keeps its row and the row's position after the interchanges so
 // far (`pos`), so an interchange is bookkeeping (the winner takes position
@@ -803,33 +844,9 @@ __device__ void getrf_panel_reg_impl(T* a, long long ld, long long m, long long 
                 rowp = rows;
             }
         }
-        const unsigned p = k.pos;
-        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
-        if (t == 0) pivots[j] = (int)p;
-        if (active) {
-            if (pos == p) active = false, pos = (unsigned)j;
-            else if (pos == (unsigned)j) pos = p;
-        }
-        // Uniform across the grid: every block read the same pivot.
-        const T d = (T)rowp[j];
-        if (pivot_fails(d, partial, tol, info, offset + j + 1) || !active) continue;
-        const T r = T(1) / d;
-        const T xj = reg_get(x, j);
-        const T l = isfinite(r) ? xj * r : xj / d;
-        reg_set(x, j, l);
-        reg_update(x, j, l, rowp);
+        reg_eliminate(x, j, k.pos, rowp, active, pos, ipiv, incp, pivots, info, offset, partial, tol);
     }
-#pragma unroll
-    for (int c = 0; c < REG_NB; ++c)
-        if (mine && c < w) a[pos + c * ld] = x[c];
-    // The same interchanges on the other columns of the block column, a
-    // share of them in each block: every block knows the pivots.
-    if (left + right > 0) {
-        __syncthreads();
-        laswp_apply<REG_NB, 1>(
-            a, ld, left + right, 0, w, 0, [&](int s) { return pivots[s]; },
-            [&](long long c) { return c < left ? c - left : c - left + w; });
-    }
+    reg_store(a, ld, x, mine, pos, w, left, right, pivots);
 }
 
 extern "C" __global__ void __launch_bounds__(REG_MAX_THREADS)
@@ -960,31 +977,9 @@ __device__ void getrf_panel_cluster_impl(T* a, long long ld, long long m, long l
             const unsigned src = warp_min(o.v == k.v && o.pos == k.pos ? (unsigned)lane : NO_POS);
             rowp = reinterpret_cast<const double*>(&received[par][src & 31][2]);
         }
-        const unsigned p = k.pos;
-        if (blockIdx.x == 0 && t == 0) ipiv[j * incp] = (int)(offset + p + 1);
-        if (t == 0) pivots[j] = (int)p;
-        if (active) {
-            if (pos == p) active = false, pos = (unsigned)j;
-            else if (pos == (unsigned)j) pos = p;
-        }
-        // Uniform across the cluster: every warp read the same pivot.
-        const T d = (T)rowp[j];
-        if (pivot_fails(d, partial, tol, info, offset + j + 1) || !active) continue;
-        const T r = T(1) / d;
-        const T xj = reg_get(x, j);
-        const T l = isfinite(r) ? xj * r : xj / d;
-        reg_set(x, j, l);
-        reg_update(x, j, l, rowp);
+        reg_eliminate(x, j, k.pos, rowp, active, pos, ipiv, incp, pivots, info, offset, partial, tol);
     }
-#pragma unroll
-    for (int c = 0; c < REG_NB; ++c)
-        if (mine && c < w) a[pos + c * ld] = x[c];
-    if (left + right > 0) {
-        __syncthreads();
-        laswp_apply<REG_NB, 1>(
-            a, ld, left + right, 0, w, 0, [&](int s) { return pivots[s]; },
-            [&](long long c) { return c < left ? c - left : c - left + w; });
-    }
+    reg_store(a, ld, x, mine, pos, w, left, right, pivots);
     // No block leaves while a remote store to it may be under way.
     if (C > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 #else
