@@ -81,14 +81,6 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let stopping = args.tolerance.map_or(Stopping::Backward, Stopping::Absolute);
     let mixed = WlsParams { stopping, ..WlsParams::default() };
     let fp64 = WlsParams { precision: Precision::F64, ..WlsParams::default() };
-    // Kernels compile and libraries load on first use, some only past a
-    // size (blocked paths, cuBLAS's larger kernels): not part of a row. The
-    // smallest size of the table, at most 512, takes those paths.
-    let first = args.sizes.iter().copied().min().unwrap_or(8).min(512);
-    let warm = upload(dev, args.seed, first, args.ill_conditioned)?;
-    solve(&warm, mixed)?;
-    solve(&warm, fp64)?;
-
     let table =
         if args.ill_conditioned { "Table 2 (D²ᵢᵢ = 10^(−4+8i/(n−1)))" } else { "Table 1 (D² uniform)" };
     println!("{table}: A, b uniform in [0, 1], n = 2m, seed {}, on {}", args.seed, dev.describe());
@@ -112,6 +104,11 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     );
     for &m in &args.sizes {
         let p = upload(dev, args.seed, m, args.ill_conditioned)?;
+        // Kernels compile and libraries load on first use, cuBLAS's kernels
+        // one shape at a time (each size takes its own): each size is solved
+        // once untimed, so that a row times the solves themselves.
+        solve(&p, mixed)?;
+        solve(&p, fp64)?;
         let ours = solve(&p, mixed)?;
         let reference = solve(&p, fp64)?;
         let x_ref = reference.x.to_host()?;
