@@ -160,7 +160,15 @@ impl Cuda {
         // One stream orders all work, so cudarc's per-buffer events are not needed.
         // SAFETY: no buffer is shared between streams.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
+        // The highest priority: the factorizations put their critical path
+        // (the panels) on this queue and the trailing updates on the side
+        // queue (`fork`, default priority), whose thousands of blocks would
+        // otherwise hold the SMs while a panel waits (H100: LU 36.7 → 32.8
+        // ms at n = 8192).
+        ctx.bind_to_thread().map_err(driver("binding the context"))?;
+        let (_, greatest) =
+            cudarc::driver::result::stream::get_priority_range().map_err(driver("reading stream priorities"))?;
+        let stream = ctx.new_stream_with_priority(greatest).map_err(driver("creating a stream"))?;
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
             return Err(Error::Device("cuBLAS not found (libcublas could not be loaded)".into()));
@@ -191,8 +199,8 @@ impl Cuda {
         })
     }
 
-    /// Another stream and cuBLAS handle on the same context, sharing the
-    /// loaded kernels.
+    /// Another stream (of default priority, below the main queue's) and
+    /// cuBLAS handle on the same context, sharing the loaded kernels.
     fn fork(&self) -> Result<Cuda> {
         let stream = self.ctx.new_stream().map_err(driver("creating a stream"))?;
         let blas =
