@@ -51,7 +51,11 @@ impl CholeskyParams {
         } else {
             1024
         };
-        CholeskyParams { block_size, leaf_size: 64, update_tile: 1024 }
+        // Wider tiles of the trailing update from 8192 up: fewer calls, and
+        // larger `gemm`s (38.7 against 41.1 ms at 16384, 8.11 against 8.21
+        // at 8192; no change at 4096).
+        let update_tile = if n <= 6144 { 1024 } else { 2048 };
+        CholeskyParams { block_size, leaf_size: 64, update_tile }
     }
 }
 
