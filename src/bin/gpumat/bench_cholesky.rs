@@ -82,28 +82,25 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let mut vendor = vendor::DenseCholesky::new(cuda, n)?;
         let params = CholeskyParams::for_order(n);
 
+        // Other blockings, and other widths of the trailing update's tiles
+        // (fewer tiles, fewer calls to enqueue), for tuning: timings only.
+        let blocks = BLOCK_SIZES.into_iter().filter(|&nb| nb != params.block_size && nb < n);
+        let tiles = [512, 2048, 4096].into_iter().filter(|&w| w != params.update_tile && w < n);
+        let variants = blocks
+            .map(|nb| CholeskyParams { block_size: nb, ..params })
+            .chain(tiles.map(|w| CholeskyParams { update_tile: w, ..params }));
         let mut tuning = vec![];
-        for nb in BLOCK_SIZES.into_iter().filter(|&nb| nb != params.block_size && nb < n) {
-            let p = CholeskyParams { block_size: nb, ..params };
+        for p in variants {
             let (t, v) = side_by_side(
                 cuda,
                 args.reps,
                 || factor_full(cuda, n, &a, &mut ours, &mut info, p),
                 || factor_vendor(cuda, n, &a, &mut theirs, &mut vendor),
             )?;
-            tuning.push(json!({"block_size": nb, "leaf_size": p.leaf_size, "gpumat_ms": t, "vendor_ms": v}));
-        }
-        // Other widths of the trailing update's tiles: fewer tiles, fewer
-        // calls to enqueue.
-        for tile in [512, 2048, 4096].into_iter().filter(|&w| w != params.update_tile && w < n) {
-            let p = CholeskyParams { update_tile: tile, ..params };
-            let (t, v) = side_by_side(
-                cuda,
-                args.reps,
-                || factor_full(cuda, n, &a, &mut ours, &mut info, p),
-                || factor_vendor(cuda, n, &a, &mut theirs, &mut vendor),
-            )?;
-            tuning.push(json!({"block_size": p.block_size, "update_tile": tile, "gpumat_ms": t, "vendor_ms": v}));
+            tuning.push(json!({
+                "block_size": p.block_size, "leaf_size": p.leaf_size, "update_tile": p.update_tile,
+                "gpumat_ms": t, "vendor_ms": v,
+            }));
         }
         let (t_full, t_vendor) = side_by_side(
             cuda,
