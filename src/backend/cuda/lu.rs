@@ -49,8 +49,8 @@ const LL_THREADS_ALONE: u32 = 512;
 
 /// Which panel kernel factors a panel.
 enum PanelKernel {
-    /// `getrf_panel_cluster`: a row per thread in registers, one cluster
-    /// barrier per column.
+    /// `getrf_panel_cluster`: a row per thread in registers, the blocks of
+    /// one cluster exchanging each column's candidates in shared memory.
     Cluster { blocks: usize, threads: u32 },
     /// `getrf_panel_reg`: a row per thread in registers, one exchange per
     /// column.
@@ -136,11 +136,12 @@ impl Cuda {
         let forced = std::env::var("GPUMAT_LU_PANEL").ok();
         let (reg_many, ll_many) = (forced.as_deref() == Some("reg"), forced.as_deref() == Some("ll"));
         let cluster_many = forced.as_deref() == Some("cluster");
-        if cols <= REG_NB && (forced.is_none() || cluster_many) {
+        let most = self.cluster_blocks()?;
+        if cols <= REG_NB && most > 0 && (forced.is_none() || cluster_many) {
             let per_block = if cluster_many { 32 } else { CLUSTER_ROWS_PER_BLOCK };
-            let blocks = rows.div_ceil(per_block).clamp(1, self.cluster_blocks()?.max(1));
+            let blocks = rows.div_ceil(per_block).clamp(1, most);
             let chunk = rows.div_ceil(blocks);
-            if self.cluster_blocks()? > 0 && chunk <= CLUSTER_MAX_ROWS {
+            if chunk <= CLUSTER_MAX_ROWS {
                 // At least 64 threads: the interchanges of the other columns
                 // take two per pivot.
                 return Ok(PanelKernel::Cluster { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
