@@ -355,3 +355,77 @@ fn every_leaf_size_gives_the_same_accuracy() {
         assert!(fe <= bound && be <= bound, "block {block_size} leaf {leaf_size}: {fe:e}, {be:e} > {bound:e}");
     }
 }
+
+/// Factors one buffer five times, in full and RFP storage, with new
+/// contents each time: on a GPU the third run is captured into a graph and
+/// the later ones replay it (`Backend::replay`), which must compute on the
+/// new contents, give the bits of the first run for the same input, and
+/// report a pivot that is not positive.
+fn repeated_factorizations<B: Backend>(be: &B) {
+    let n = 300;
+    let params = CholeskyParams { block_size: 64, leaf_size: 16, update_tile: 64 };
+    let bound = 10.0 * n as f64 * u::<f64>();
+    for packed in [false, true] {
+        let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);
+        let stored = |a: &[f64]| -> Vec<f64> {
+            if !packed {
+                return a.to_vec();
+            }
+            let mut arf = vec![f64::NAN; rfp.len()];
+            gpumat::layout::full_to_rfp(a, Full::new(n, n), rfp, &mut arf).unwrap();
+            arf
+        };
+        let len = if packed { rfp.len() } else { n * n };
+        let mut buf = be.alloc::<f64>(len).unwrap();
+        let mut info = be.alloc::<i32>(1).unwrap();
+        let mut factor = |a: &[f64]| -> (i32, Vec<f64>) {
+            let fresh = be.upload(&stored(a)).unwrap();
+            be.copy(View::dense(&fresh, len, 1).unwrap(), ViewMut::dense(&mut buf, len, 1).unwrap()).unwrap();
+            be.fill(ViewMut::dense(&mut info, 1, 1).unwrap(), 0).unwrap();
+            {
+                let (a, mut status) = (BufferMut::new(&mut buf), ViewMut::dense(&mut info, 1, 1).unwrap());
+                if packed {
+                    cholesky::factor_rfp_in_place(be, rfp, &a, 0, &mut status, params).unwrap();
+                } else {
+                    cholesky::factor_in_place(be, Uplo::Lower, &a, Block::dense(n, n), &mut status, 0, params).unwrap();
+                }
+            }
+            let (mut status, mut f) = ([9i32], vec![0.0; len]);
+            be.download(&info, &mut status).unwrap();
+            be.download(&buf, &mut f).unwrap();
+            (status[0], f)
+        };
+        let mut first = None;
+        for run in 0..5 {
+            // Runs 0, 2 and 4 factor the same matrix; 1 and 3 others.
+            let a = random_spd(if run % 2 == 0 { 50 } else { 51 + run as u64 }, n);
+            let (status, f) = factor(&a);
+            let case = format!("packed={packed} run {run}");
+            assert_eq!(status, 0, "{case}");
+            let mut l = vec![0.0; n * n];
+            if packed {
+                gpumat::layout::rfp_to_full(&f, rfp, &mut l, Full::new(n, n)).unwrap();
+            } else {
+                l.copy_from_slice(&f);
+            }
+            let l: Vec<f64> = (0..n * n).map(|p| if p % n >= p / n { l[p] } else { 0.0 }).collect();
+            let (llt, ..) = naive_matmul(&l, (n, n), false, &l, (n, n), true);
+            let err = rel_error(&llt, &a);
+            assert!(err <= bound, "{case}: ‖A − LLᵀ‖/‖A‖ = {err:e} > {bound:e}");
+            if run % 2 == 0 {
+                let first = first.get_or_insert_with(|| f.clone());
+                assert!(first.iter().zip(&f).all(|(x, y)| x.to_bits() == y.to_bits()), "{case}: other bits");
+            }
+        }
+        // A matrix that is not positive definite, in the same buffer.
+        let mut a = random_spd(60, n);
+        a[170 + 170 * n] = -1e6;
+        assert_eq!(factor(&a).0, 171, "packed={packed}: info of an indefinite matrix");
+    }
+}
+
+#[test]
+fn repeated_factorizations_of_one_buffer() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => repeated_factorizations(be));
+}

@@ -75,6 +75,10 @@ impl<E> DeviceBuffer for CpuBuffer<E> {
     fn len(&self) -> usize {
         self.len
     }
+
+    fn id(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
 }
 
 impl<E> CpuBuffer<E> {

@@ -101,6 +101,9 @@ impl Op {
 pub trait DeviceBuffer {
     /// Number of elements.
     fn len(&self) -> usize;
+    /// Where the memory lies (its address), for keys of
+    /// [`Backend::replay`].
+    fn id(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -133,6 +136,16 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// Work enqueued on `self` from now on waits for all work enqueued on
     /// `other` so far.
     fn wait_for(&self, other: &Self) -> Result<()>;
+    /// Runs `enqueue`, whose work (on this queue, and on the side queue
+    /// joined before it returns) is the same whenever `key` is: the key
+    /// names the operation, its shapes and parameters, and the memory it
+    /// uses. A GPU backend may record the work when a key comes back and
+    /// replay the recording from then on, at the cost of one launch instead
+    /// of one per call. The CPU backend runs `enqueue`.
+    fn replay(&self, key: &str, enqueue: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+        let _ = key;
+        enqueue()
+    }
 
     // Data movement.
 

@@ -221,6 +221,11 @@ impl<'a, B: Backend, E: Elem> BufferMut<'a, B, E> {
         self.buf.len()
     }
 
+    /// The buffer's [`DeviceBuffer::id`].
+    pub fn id(&self) -> usize {
+        self.buf.id()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.buf.len() == 0
     }

@@ -7,6 +7,7 @@
 //! CUDA and the same binary runs on the CPU where there is none.
 
 pub(crate) mod blas;
+mod graph;
 pub mod kernels;
 mod lu;
 mod qr;
@@ -15,8 +16,11 @@ mod transfer;
 mod trsm;
 pub mod vendor;
 
+pub use graph::PLAIN_RUNS;
+
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::cublas::CudaBlas;
@@ -64,6 +68,11 @@ pub struct Cuda {
     /// The most blocks of the LU cluster kernel's cluster (0: none), probed
     /// on first use.
     clusters: OnceLock<usize>,
+    /// Whether `replay` records graphs (`GPUMAT_GRAPHS=0`: no).
+    record_graphs: AtomicBool,
+    /// Work recorded by `replay`, and whether a capture is under way.
+    recordings: Mutex<graph::Recordings>,
+    capturing: AtomicBool,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -78,6 +87,10 @@ pub struct CudaBuffer<E> {
 impl<E> DeviceBuffer for CudaBuffer<E> {
     fn len(&self) -> usize {
         self.len
+    }
+
+    fn id(&self) -> usize {
+        self.ptr as usize
     }
 }
 
@@ -196,6 +209,9 @@ impl Cuda {
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
             clusters: OnceLock::new(),
+            record_graphs: AtomicBool::new(std::env::var("GPUMAT_GRAPHS").map_or(true, |v| v != "0")),
+            recordings: Mutex::default(),
+            capturing: AtomicBool::new(false),
         })
     }
 
@@ -218,7 +234,16 @@ impl Cuda {
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
             clusters: OnceLock::new(),
+            record_graphs: AtomicBool::new(false),
+            recordings: Mutex::default(),
+            capturing: AtomicBool::new(false),
         })
+    }
+
+    /// Turns the recording of repeated work into graphs
+    /// ([`Backend::replay`]) on or off, for comparisons; on by default.
+    pub fn record_graphs(&self, on: bool) {
+        self.record_graphs.store(on, std::sync::atomic::Ordering::Release);
     }
 
     /// The GPU's model, e.g. `NVIDIA H100 80GB HBM3`.
@@ -603,6 +628,10 @@ impl Backend for Cuda {
         let side = Box::new(self.fork()?);
         // Another thread may have won the race; its queue is as good.
         Ok(self.side.get_or_init(|| side))
+    }
+
+    fn replay(&self, key: &str, enqueue: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+        self.replay_impl(key, enqueue)
     }
 
     fn wait_for(&self, other: &Self) -> Result<()> {

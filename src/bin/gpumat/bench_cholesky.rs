@@ -31,6 +31,23 @@ fn factor_full(
     cholesky::factor_in_place(cuda, Uplo::Lower, &BufferMut::new(l), Block::dense(n, n), &mut status, 0, params)
 }
 
+/// Copies `a` into `block` of `l` and factors its `uplo` triangle: the
+/// full-storage factorization at another offset, leading dimension or
+/// orientation, as the pieces of an RFP array have them.
+#[allow(clippy::too_many_arguments)]
+fn factor_block(
+    cuda: &Cuda,
+    n: usize,
+    a: &CudaBuffer<f64>,
+    (l, block, uplo): (&mut CudaBuffer<f64>, Block, Uplo),
+    info: &mut CudaBuffer<i32>,
+    params: CholeskyParams,
+) -> Result<()> {
+    cuda.copy(View::dense(a, n, n)?, ViewMut::new(l, block)?)?;
+    let mut status = ViewMut::dense(info, 1, 1)?;
+    cholesky::factor_in_place(cuda, uplo, &BufferMut::new(l), block, &mut status, 0, params)
+}
+
 /// Copies the RFP array `arf0` into `arf` and factors it.
 fn factor_rfp(
     cuda: &Cuda,
@@ -55,6 +72,24 @@ fn factor_vendor(
 ) -> Result<()> {
     cuda.copy(View::dense(a, n, n)?, ViewMut::dense(l, n, n)?)?;
     vendor.factor(cuda, l)
+}
+
+/// Wall times in ms of the first runs of `f` (a new key of recorded work):
+/// enqueued call by call, captured into a graph, replayed; and the device
+/// memory the graph holds, in bytes.
+fn first_calls(cuda: &Cuda, mut f: impl FnMut() -> Result<()>) -> Result<(Vec<f64>, i64)> {
+    let plain = gpumat::backend::cuda::PLAIN_RUNS;
+    let mut times = vec![0.0; plain + 2];
+    let mut free = vec![0; plain + 2];
+    for (t, free) in times.iter_mut().zip(&mut free) {
+        cuda.synchronize()?;
+        *free = cuda.memory()?.0 as i64;
+        let start = Instant::now();
+        f()?;
+        cuda.synchronize()?;
+        *t = start.elapsed().as_secs_f64() * 1e3;
+    }
+    Ok((times, free[plain] - free[plain + 1]))
 }
 
 fn read_info(cuda: &Cuda, info: &CudaBuffer<i32>) -> Result<i32> {
@@ -102,12 +137,30 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "gpumat_ms": t, "vendor_ms": v,
             }));
         }
+        // The first factorizations of one matrix: enqueued call by call
+        // (`PLAIN_RUNS` times), captured into a graph and launched, replayed.
+        let (first_calls, graph_bytes) = first_calls(cuda, || factor_full(cuda, n, &a, &mut ours, &mut info, params))?;
         let (t_full, t_vendor) = side_by_side(
             cuda,
             args.reps,
             || factor_full(cuda, n, &a, &mut ours, &mut info, params),
             || factor_vendor(cuda, n, &a, &mut theirs, &mut vendor),
         )?;
+        // The same without graphs: every call enqueued by the host.
+        cuda.record_graphs(false);
+        let (t_plain, t_vendor_plain) = side_by_side(
+            cuda,
+            args.reps,
+            || factor_full(cuda, n, &a, &mut ours, &mut info, params),
+            || factor_vendor(cuda, n, &a, &mut theirs, &mut vendor),
+        )?;
+        let (t_rfp_plain, t_full_plain) = side_by_side(
+            cuda,
+            args.reps,
+            || factor_rfp(cuda, rfp, &arf0, &mut arf, &mut info_rfp, params),
+            || factor_full(cuda, n, &a, &mut ours, &mut info, params),
+        )?;
+        cuda.record_graphs(true);
         // Packed against full, interleaved, for the time ratio the issue sets.
         let (t_rfp, t_full_again) = side_by_side(
             cuda,
@@ -115,6 +168,26 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             || factor_rfp(cuda, rfp, &arf0, &mut arf, &mut info_rfp, params),
             || factor_full(cuda, n, &a, &mut ours, &mut info, params),
         )?;
+        // The full factorization at the offsets and leading dimensions of
+        // RFP pieces: `TRANSR = 'N'` puts `T1` at entry 1 with ld = n + 1
+        // (n even); cuBLAS is fast only on columns aligned to 128 bytes.
+        let mut padded = cuda.alloc::<f64>((n + 64) * n + 1)?;
+        let mut placements = vec![];
+        let placed = |offset, pad| Block { offset, rows: n, cols: n, ld: n + pad };
+        let cases = [(1, 1), (0, 1), (0, 8), (0, 16), (1, 16), (0, 64)].map(|(o, p)| (placed(o, p), Uplo::Lower));
+        for (block, uplo) in cases.into_iter().chain([(Block::dense(n, n), Uplo::Upper)]) {
+            let (t, f) = side_by_side(
+                cuda,
+                args.reps,
+                || factor_block(cuda, n, &a, (&mut padded, block, uplo), &mut info_rfp, params),
+                || factor_full(cuda, n, &a, &mut ours, &mut info, params),
+            )?;
+            placements.push(json!({
+                "uplo": format!("{uplo:?}"), "offset": block.offset, "ld": block.ld,
+                "ms": t, "full_ms": f, "time_over_full": t / f,
+            }));
+        }
+        drop(padded);
         // Other blockings of the packed factorization against the full one
         // at its default, for tuning: timings only.
         let mut rfp_tuning = vec![];
@@ -183,6 +256,9 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "gpumat_backward_error": e_full, "vendor_backward_error": e_vendor,
                 "gpumat_bytes": peak_full, "vendor_bytes": peak_vendor,
                 "block_size": params.block_size, "leaf_size": params.leaf_size, "other_blockings": tuning,
+                "first_calls_ms": first_calls, "graph_bytes": graph_bytes,
+                "ungraphed_ms": t_plain, "ungraphed_vendor_ms": t_vendor_plain,
+                "ungraphed_ratio": t_vendor_plain / t_plain,
             }),
         ));
         rows.push(record(
@@ -198,6 +274,8 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "rfp_memory_over_full": peak_rfp as f64 / peak_full as f64,
                 "transr": format!("{:?}", rfp.transr),
                 "other_transr_time_over_full": t_other / t_full_other,
+                "ungraphed_rfp_time_over_full": t_rfp_plain / t_full_plain,
+                "full_placed_as_pieces": placements,
                 "other_blockings": rfp_tuning,
             }),
         ));

@@ -12,7 +12,7 @@
 //! the packed rectangle, so that the packed factorization is this same loop,
 //! look-ahead included, with other offsets and leading dimensions.
 
-use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, DeviceBuffer, Diag, Op, Side, ViewMut};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -258,8 +258,29 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     factor_triangle(be, Triangle::full(uplo, block)?, a, info, offset, params)
 }
 
-/// The blocked factorization of `L` wherever `tri` stores it.
+/// The blocked factorization of `L` wherever `tri` stores it, enqueued as
+/// one unit of [`Backend::replay`]: repeated factorizations of the same
+/// memory (benchmarks, the steps of an interior-point or time-stepping
+/// method) are replayed without enqueuing their hundreds of calls again.
 pub(super) fn factor_triangle<B: Backend, T: Scalar>(
+    be: &B,
+    tri: Triangle,
+    a: &BufferMut<'_, B, T>,
+    info: &mut ViewMut<'_, B, i32>,
+    offset: usize,
+    params: CholeskyParams,
+) -> Result<()> {
+    let key = format!(
+        "cholesky {} {tri:?} {params:?} in {:#x}, info {:#x} {:?} from {offset}",
+        T::NAME,
+        a.id(),
+        info.buffer().id(),
+        info.block()
+    );
+    be.replay(&key, &mut || enqueue_factorization(be, tri, a, info, offset, params))
+}
+
+fn enqueue_factorization<B: Backend, T: Scalar>(
     be: &B,
     tri: Triangle,
     a: &BufferMut<'_, B, T>,
