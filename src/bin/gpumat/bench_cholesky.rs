@@ -31,9 +31,10 @@ fn factor_full(
     cholesky::factor_in_place(cuda, Uplo::Lower, &BufferMut::new(l), Block::dense(n, n), &mut status, 0, params)
 }
 
-/// Copies `a` into `block` of `l` and factors its `uplo` triangle: the
-/// full-storage factorization at another offset, leading dimension or
-/// orientation, as the pieces of an RFP array have them.
+/// Copies the top left of `a` into `block` of `l` and factors its `uplo`
+/// triangle (and the panel beside it): the full-storage factorization at
+/// another offset, leading dimension or orientation, as the pieces of an
+/// RFP array have them.
 #[allow(clippy::too_many_arguments)]
 fn factor_block(
     cuda: &Cuda,
@@ -43,7 +44,8 @@ fn factor_block(
     info: &mut CudaBuffer<i32>,
     params: CholeskyParams,
 ) -> Result<()> {
-    cuda.copy(View::dense(a, n, n)?, ViewMut::new(l, block)?)?;
+    let top_left = Block { offset: 0, rows: block.rows, cols: block.cols, ld: n };
+    cuda.copy(View::new(a, top_left)?, ViewMut::new(l, block)?)?;
     let mut status = ViewMut::dense(info, 1, 1)?;
     cholesky::factor_in_place(cuda, uplo, &BufferMut::new(l), block, &mut status, 0, params)
 }
@@ -175,7 +177,16 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let mut placements = vec![];
         let placed = |offset, pad| Block { offset, rows: n, cols: n, ld: n + pad };
         let cases = [(1, 1), (0, 1), (0, 8), (0, 16), (1, 16), (0, 64)].map(|(o, p)| (placed(o, p), Uplo::Lower));
-        for (block, uplo) in cases.into_iter().chain([(Block::dense(n, n), Uplo::Upper)]) {
+        // The first half of `TRANSR = 'T'` (`T1` with `S` beside it: an
+        // upper panel of n/2 rows and ld n/2), and the same with ld n and in
+        // the lower form, which full storage factors.
+        let half = n / 2;
+        let halves = [
+            (Block { offset: half, rows: half, cols: n, ld: half }, Uplo::Upper),
+            (Block { offset: 0, rows: half, cols: n, ld: n }, Uplo::Upper),
+            (Block { offset: 0, rows: n, cols: half, ld: n }, Uplo::Lower),
+        ];
+        for (block, uplo) in cases.into_iter().chain([(Block::dense(n, n), Uplo::Upper)]).chain(halves) {
             let (t, f) = side_by_side(
                 cuda,
                 args.reps,
@@ -184,6 +195,7 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             )?;
             placements.push(json!({
                 "uplo": format!("{uplo:?}"), "offset": block.offset, "ld": block.ld,
+                "rows": block.rows, "cols": block.cols,
                 "ms": t, "full_ms": f, "time_over_full": t / f,
             }));
         }
@@ -582,6 +594,12 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             cuda.syrk(Uplo::Upper, Op::Trans, -1.0, panel_t, 1.0, c)
         })?;
         out.push((format!("syrk upper trans trailing {below} k {nb}"), us));
+        // As `TRANSR = 'T'` updates `T2` (lower) from `S` (which holds `L21ᵀ`).
+        let us = per_call(&mut || {
+            let c = ViewMut::new(&mut w, Block { offset: 0, rows: below, cols: below, ld: n })?;
+            cuda.syrk(Uplo::Lower, Op::Trans, -1.0, panel_t, 1.0, c)
+        })?;
+        out.push((format!("syrk lower trans trailing {below} k {nb}"), us));
         let us = per_call(&mut || {
             let x = View::new(&l, Block { offset: nb * n + nb, rows: nb, cols: nb, ld: n })?;
             let c = ViewMut::new(&mut w, Block { offset: 0, rows: nb, cols: below, ld: n })?;
