@@ -473,7 +473,10 @@ impl Cuda {
     }
 
     /// `dst := src` or `srcᵀ` on the `tri` part of the source (0 all,
-    /// 1 lower, 2 upper), by 32×32 tiles.
+    /// 1 lower, 2 upper), by 32×32 tiles; a whole block that is one run of
+    /// memory on both sides (a vector, or columns without gaps) by the copy
+    /// engine, since the tiles of a single column would use 1/32 of their
+    /// threads (an RFP array is such a column).
     #[allow(clippy::too_many_arguments)]
     fn copy_block<E: Elem>(
         &self,
@@ -488,6 +491,23 @@ impl Cuda {
     ) -> Result<()> {
         if rows == 0 || cols == 0 {
             return Ok(());
+        }
+        let run = |ld: usize| cols == 1 || ld == rows;
+        if !transpose && tri == 0 && run(lds) && run(ldd) {
+            if src == dst {
+                return Ok(());
+            }
+            // SAFETY: both blocks were checked to lie in their buffers, and a
+            // copy's source and destination do not overlap.
+            return unsafe {
+                cudarc::driver::result::memcpy_dtod_async(
+                    dst,
+                    src,
+                    rows * cols * size_of::<E>(),
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(driver("copying a block"));
         }
         let cfg = LaunchConfig {
             grid_dim: (cols.div_ceil(32).min(MAX_BLOCKS) as u32, rows.div_ceil(32).min(MAX_BLOCKS) as u32, 1),
