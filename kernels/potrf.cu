@@ -9,9 +9,9 @@
 //   still 0, becomes offset + j + 1 for the failing column j (LAPACK's INFO
 //   in the whole matrix). The block is left partly factored.
 //
-// potrf_panel_{f32,f64}(a, ld, n, m, upper, info, offset, arrivals), n <= LEAF: the
-// same for the n x n block on top of an m x n panel (upper: left of an n x m
-// one), whose other rows are solved with the factor (below).
+// potrf_panel_{lower,upper}_{f32,f64}(a, ld, n, m, info, offset, arrivals),
+// n <= LEAF: the same for the n x n block on top of an m x n panel (upper:
+// left of an n x m one), whose other rows are solved with the factor (below).
 // potrf_{f32,f64}, any n: one block of any size, no dynamic shared memory;
 // right-looking in global memory with a barrier between steps, for direct
 // calls on blocks larger than a leaf.
@@ -40,8 +40,8 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 // / LEAF)) blocks of 2 LEAF threads (LEAF when m = n). The diagonal block is
 // written by the last block to finish, counted in `arrivals` (zero between
 // launches; the last block resets it): until then others may still read it.
-template <typename T>
-__device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, int* info, long long offset,
+template <typename T, bool upper>
+__device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, long long offset,
                             unsigned int* arrivals) {
     __shared__ T col[2][LEAF];
     __shared__ bool last;
@@ -53,7 +53,9 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, i
     // consecutive, so it reads them a row at a time (coalesced) into shared
     // memory and each lane takes its own row from there; read directly,
     // each load of the warp would touch 32 cache lines.
-    __shared__ T stage[2 * LEAF / 32][32][33];
+    // (Lower has none: the less shared memory, the sooner a leaf finds room
+    // on SMs that the side queue's gemm blocks hold.)
+    __shared__ T stage[upper ? 2 * LEAF / 32 : 1][32][upper ? 33 : 1];
     const int lane = t & 31, warp = t >> 5;
     // Whether the warp's row rr holds entry k (lane rr's `real`, and in the
     // diagonal block only the lower triangle).
@@ -62,7 +64,7 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, i
         return (diag ? tr < n : i - lane + rr < m) && k < columns && (!diag || k <= tr);
     };
     T r[LEAF];
-    if (upper) {
+    if constexpr (upper) {
 #pragma unroll
         for (int h = 0; h < LEAF; h += 32) {
 #pragma unroll 8
@@ -119,7 +121,7 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int upper, i
     }
     __syncthreads();
     // Entries past a failing column were not finished: leave them.
-    if (upper) {
+    if constexpr (upper) {
 #pragma unroll
         for (int h = 0; h < LEAF; h += 32) {
 #pragma unroll
@@ -166,15 +168,15 @@ __device__ void potrf_impl(T* a, long long ld, long long n, int upper, int* info
     }
 }
 
-extern "C" __global__ void potrf_panel_f32(float* a, long long ld, long long n, long long m, int upper, int* info,
-                                            long long offset, unsigned int* arrivals) {
-    potrf_panel(a, ld, (int)n, m, upper, info, offset, arrivals);
-}
-
-extern "C" __global__ void potrf_panel_f64(double* a, long long ld, long long n, long long m, int upper, int* info,
-                                            long long offset, unsigned int* arrivals) {
-    potrf_panel(a, ld, (int)n, m, upper, info, offset, arrivals);
-}
+#define PANEL_ENTRY(name, T, upper)                                                                          \
+    extern "C" __global__ void name(T* a, long long ld, long long n, long long m, int* info, long long offset, \
+                                    unsigned int* arrivals) {                                                  \
+        potrf_panel<T, upper>(a, ld, (int)n, m, info, offset, arrivals);                                      \
+    }
+PANEL_ENTRY(potrf_panel_lower_f32, float, false)
+PANEL_ENTRY(potrf_panel_upper_f32, float, true)
+PANEL_ENTRY(potrf_panel_lower_f64, double, false)
+PANEL_ENTRY(potrf_panel_upper_f64, double, true)
 
 extern "C" __global__ void potrf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {
     potrf_impl(a, ld, n, upper, info, offset);

@@ -71,8 +71,10 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("reduce.cu", format!("first_non_finite_{t}"), vec![P, I64, I64, I64, P]);
         // potrf(a, ld, n, upper, info, offset)
         add("potrf.cu", format!("potrf_{t}"), vec![P, I64, I64, I32, P, I64]);
-        // potrf_panel(a, ld, n, m, upper, info, offset, arrivals)
-        add("potrf.cu", format!("potrf_panel_{t}"), vec![P, I64, I64, I64, I32, P, I64, P]);
+        // potrf_panel_{lower,upper}(a, ld, n, m, info, offset, arrivals)
+        for triangle in ["lower", "upper"] {
+            add("potrf.cu", format!("potrf_panel_{triangle}_{t}"), vec![P, I64, I64, I64, P, I64, P]);
+        }
         // householder(a, lda, m, k, t, ldt)
         add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64]);
     }

@@ -451,17 +451,9 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         let (counter, _) = arrivals.device_ptr(&self.stream);
-        let args = [
-            ptr_mut(&a),
-            n(a.block().ld),
-            n(width),
-            n(len),
-            Arg::I32((uplo == Uplo::Upper) as i32),
-            ptr_mut(&info),
-            n(offset),
-            Arg::Ptr(counter),
-        ];
-        self.launch("potrf", &format!("potrf_panel_{}", T::NAME), cfg, &args)
+        let args = [ptr_mut(&a), n(a.block().ld), n(width), n(len), ptr_mut(&info), n(offset), Arg::Ptr(counter)];
+        let triangle = if uplo == Uplo::Upper { "upper" } else { "lower" };
+        self.launch("potrf", &format!("potrf_panel_{triangle}_{}", T::NAME), cfg, &args)
     }
 
     /// An elementwise kernel over a `rows × cols` block.
