@@ -280,6 +280,7 @@ pub(super) fn factor_triangle<B: Backend, T: Scalar>(
     be.replay(&key, &mut || enqueue_factorization(be, tri, a, info, offset, params))
 }
 
+/// The calls of [`factor_triangle`], enqueued one by one.
 fn enqueue_factorization<B: Backend, T: Scalar>(
     be: &B,
     tri: Triangle,
