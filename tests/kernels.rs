@@ -106,6 +106,14 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             add("trsm.cu", format!("trsm_lower_{t}_{tiles}"), vec![P, I64, P, I64, I64, I64, e, I32, I32, I32]);
         }
     }
+    // split_tf32_f64(a, lda, d, incd, rows, cols, w, ldw)
+    add("split.cu", "split_tf32_f64".into(), vec![P, I64, P, I64, I64, I64, P, I64]);
+    // weighted_misfit_f64(a, lda, m, n, x, incx, b, incb, d, incd, w_hi, w_lo)
+    add("residual.cu", "weighted_misfit_f64".into(), vec![P, I64, I64, I64, P, I64, P, I64, P, I64, P, P]);
+    // weighted_partials_f64(a, lda, m, n, w_hi, w_lo, cols, part)
+    add("residual.cu", "weighted_partials_f64".into(), vec![P, I64, I64, I64, P, P, I64, P]);
+    // weighted_combine_f64(part, m, chunks, r, incr)
+    add("residual.cu", "weighted_combine_f64".into(), vec![P, I64, I64, P, I64]);
     files
 }
 

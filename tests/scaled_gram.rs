@@ -244,6 +244,56 @@ fn syrk_case<B: Backend>(be: &B, uplo: Uplo, (m, k): (usize, usize), alpha: f64,
     }
 }
 
+/// `scaled_syrk_f32`: all of `C` (f32, a strided block whose padding must
+/// keep its bits) against the FP64 reference. Bound, entry by entry:
+/// `2·(k + 16)·u₃₂·(|A|·D²·|A|ᵀ)ᵢⱼ` (FP32 accumulation of `k` terms, and
+/// on tensor cores each factor split as `hi + lo` within `2⁻²²` and the
+/// `lo·lo` term dropped); a single TF32 product (`2⁻¹¹`) would fail it at
+/// `k = 37`. `C` must be exactly symmetric.
+fn syrk_f32_case<B: Backend>(be: &B, (m, k): (usize, usize)) {
+    let case = format!("scaled_syrk_f32 m={m} k={k}");
+    let (a, d) = problem((m * 17 + k) as u64, m, k);
+    let (gref, abs) = reference(&a, m, k, &d);
+    let (abuf, ab) = matrix_in_buffer(be, &a, m, k);
+    let (dbuf, db) = vector_in_buffer(be, &d, m % 2 == 1);
+    let cb = Block { offset: 2, rows: m, cols: m, ld: m + 1 };
+    let len = 2 + (m + 1) * m + 3;
+    let init = vec![f32::NAN; len];
+    let mut cbuf = be.upload(&init).unwrap();
+    be.scaled_syrk_f32(
+        View::new(&abuf, ab).unwrap(),
+        View::new(&dbuf, db).unwrap(),
+        ViewMut::new(&mut cbuf, cb).unwrap(),
+    )
+    .unwrap();
+    let mut out = vec![0f32; len];
+    be.download(&cbuf, &mut out).unwrap();
+    let c = 2.0 * (k + 16) as f64 * u::<f32>();
+    for (p, &x) in out.iter().enumerate() {
+        let inside = p >= cb.offset && (p - cb.offset) % cb.ld < m && (p - cb.offset) / cb.ld < m;
+        if !inside {
+            assert!(x.is_nan(), "{case}: padding entry {p} changed to {x}");
+            continue;
+        }
+        let (i, j) = ((p - cb.offset) % cb.ld, (p - cb.offset) / cb.ld);
+        let (want, bound) = (gref[(i, j)], c * abs[(i, j)]);
+        assert!((f64::from(x) - want).abs() <= bound, "{case}: C({i}, {j}) = {x:e}, want {want:e}, bound {bound:e}");
+        assert_eq!(x.to_bits(), out[cb.index(j, i)].to_bits(), "{case}: C({i}, {j}) ≠ C({j}, {i})");
+    }
+}
+
+#[test]
+fn scaled_syrk_f32_is_single_precision_and_symmetric() {
+    let dev = device();
+    // On the GPU (panels of 64 columns, block rows of 256): one panel and
+    // block row, then 16 panels over 3 block rows with partial last ones.
+    gpumat::with_backend!(dev, be => {
+        for (m, k) in [(1, 1), (5, 0), (6, 13), (40, 37), (300, 260), (600, 1000)] {
+            syrk_f32_case(be, (m, k));
+        }
+    });
+}
+
 fn scaled_syrk_cases<B: Backend>(be: &B) {
     for uplo in [Uplo::Lower, Uplo::Upper] {
         for (m, k) in [(1, 1), (5, 0), (6, 13), (40, 37), (300, 260)] {

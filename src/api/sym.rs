@@ -132,11 +132,6 @@ impl<T: Scalar> Sym<T> {
         &self.data
     }
 
-    /// The stored array, taken (weighted least squares reuses `G`'s buffer).
-    pub(crate) fn into_stored(self) -> Matrix<T> {
-        self.data
-    }
-
     /// `self · b` for a dense `b` with `n` rows.
     pub fn matmul(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         let a = self.to_dense()?;

@@ -10,7 +10,7 @@ use super::scaled_gram::{check_finite, check_weights};
 use crate::Result;
 use crate::error::Error;
 use crate::solve::lstsq::LstsqParams;
-use crate::solve::wls::{self as core, NormalOutcome, WlsParams, WlsPath, WlsTimings};
+use crate::solve::wls::{self as core, NormalOutcome, Problem, WlsParams, WlsPath, WlsTimings};
 
 /// The solution of a weighted least-squares problem and how it was found.
 #[derive(Debug)]
@@ -23,8 +23,9 @@ pub struct WlsSolution {
     /// Refinement steps after `x₀` (on the FP64 path, those with the FP64
     /// factor; on the QR path, those of `lstsq`).
     pub iterations: usize,
-    /// `‖c − G·x‖∞ / (‖G‖∞·‖x‖∞)` for `G = A·D²·Aᵀ`, `c = A·D²·b`, in FP64:
-    /// the normwise backward error of `x` for the normal equations.
+    /// `‖c − G·x‖∞ / (‖G‖∞·‖x‖∞)` for `G = A·D²·Aᵀ`, `c = A·D²·b`, with the
+    /// residual `A·D²·(b − Aᵀx)` in double-double: the normwise backward
+    /// error of `x` for the normal equations.
     pub relative_residual: f64,
     /// Estimated 1-norm condition number of `G` (infinite when `G` is not
     /// positive definite in FP64).
@@ -40,10 +41,13 @@ pub struct WlsSolution {
 /// `d` holds `n` weights `dₖ ≥ 0` (`1/σₖ` for measurement errors `σₖ`; no
 /// weights means all ones). For rows as observations use [`wls_rows`].
 ///
-/// `G = A·D²·Aᵀ` is formed in FP64 from one triangle, factored in `f32`, and
-/// the solution refined with FP64 residuals until it is as accurate as an
-/// FP64 solve (the seed's Algorithm 1). If the `f32` factorization breaks
-/// down or refinement stalls, an FP64 Cholesky is used; if `G`'s condition
+/// `G = A·D²·Aᵀ` is formed and factored in `f32` (on the GPU, from TF32
+/// products on the tensor cores), and the solution refined with residuals
+/// `A·D²·(b − Aᵀx)` computed from `A` in double-double until it is at least
+/// as accurate as an FP64 solve, and usually accurate to a few units in
+/// the last place (the seed's Algorithm 1). If the `f32` factorization
+/// breaks down or refinement stalls, `G` is formed in FP64 and its Cholesky
+/// factor is refined the same way; if `G`'s condition
 /// estimate exceeds `1e9`, the normal equations are abandoned for QR of the
 /// weighted design ([`lstsq`](crate::lstsq)). [`WlsSolution::path`] says which,
 /// and why. Waits for the result.
@@ -112,45 +116,39 @@ pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, param
 
     let dev = a.device().clone();
     let mut timings = WlsTimings::default();
-    let start = Instant::now();
-    let mut g = a.scaled_gram(&d)?.into_stored();
-    let c = a.matmul(&b.scale_rows(&d)?.scale_rows(&d)?)?;
-    dev.synchronize()?;
-    timings.gram = start.elapsed();
-
     #[allow(clippy::large_enum_variant)] // one short-lived value
     enum Normal {
         Solved { x: Matrix<f64>, first: Matrix<f64>, s: (usize, f64, f64, WlsPath) },
-        NeedsQr { reason: String, condition: f64 },
+        NeedsQr { reason: String, condition: f64, g_norm: f64 },
     }
     let normal = with_backend!(dev, be => {
-        let outcome = core::solve_normal_equations(be, g.buffer_mut(be)?, c.view_on(be)?.buffer(), m, params, &mut timings)?;
-        match outcome {
+        let problem = Problem { a: a.view_on(be)?, d: d.view_on(be)?, b: b.view_on(be)? };
+        match core::solve(be, problem, params, &mut timings)? {
             NormalOutcome::Solved(s) => Normal::Solved {
                 x: Matrix::from_storage(dev.clone(), m, 1, be.wrap(s.x)),
                 first: Matrix::from_storage(dev.clone(), m, 1, be.wrap(s.first)),
                 s: (s.iterations, s.relative_residual, s.condition, s.path),
             },
-            NormalOutcome::NeedsQr { reason, condition } => Normal::NeedsQr { reason, condition },
+            NormalOutcome::NeedsQr { reason, condition, g_norm } => Normal::NeedsQr { reason, condition, g_norm },
         }
     });
     match normal {
         Normal::Solved { x, first, s: (iterations, relative_residual, condition, path) } => {
             Ok(WlsSolution { x, first_solve: Some(first), iterations, relative_residual, condition, path, timings })
         }
-        Normal::NeedsQr { reason, condition } => {
+        Normal::NeedsQr { reason, condition, g_norm } => {
             let start = Instant::now();
-            // `g` now holds the full symmetric G.
             let qr = crate::api::lstsq_with(&a.transpose()?, &b, Some(&d), LstsqParams::default())?;
-            let r = c.add_scaled(1.0, -1.0, &g.matmul(&qr.x)?)?;
-            let (r_norm, g_norm, x_norm) =
-                (r.norm(super::Norm::Max)?, g.norm(super::Norm::Inf)?, qr.x.norm(super::Norm::Max)?);
+            let relative_residual = with_backend!(dev, be => {
+                let problem = Problem { a: a.view_on(be)?, d: d.view_on(be)?, b: b.view_on(be)? };
+                problem.relative_residual(be, qr.x.view_on(be)?.buffer(), g_norm)?
+            });
             timings.fallback += start.elapsed();
             Ok(WlsSolution {
                 x: qr.x,
                 first_solve: None,
                 iterations: qr.iterations,
-                relative_residual: if r_norm == 0.0 { 0.0 } else { r_norm / (g_norm * x_norm) },
+                relative_residual,
                 condition,
                 path: WlsPath::StableQr { reason },
                 timings,

@@ -161,6 +161,47 @@ pub fn scaling<B: Backend, T: Elem>(
     check_disjoint(op, region_mut(a, Shape::Full), &[region(d, Shape::Full)])
 }
 
+/// `scaled_syrk_f32`: `C` is `n × n` for `A` of `n × k`, `d` has `k`
+/// entries (`C`, of another element type, cannot overlap them).
+pub fn scaled_syrk_f32<B: Backend>(a: &View<'_, B, f64>, d: &View<'_, B, f64>, c: &ViewMut<'_, B, f32>) -> Result<()> {
+    let (n, k) = (a.rows(), a.cols());
+    if (c.rows(), c.cols()) != (n, n) {
+        return Err(Error::dims("scaled_syrk_f32", format!("A is {n}×{k}, C is {}×{}", c.rows(), c.cols())));
+    }
+    if d.block().vector_len() != Some(k) {
+        return Err(Error::dims("scaled_syrk_f32", format!("d must be a vector of {k} entries, is {}", shape_of(d))));
+    }
+    Ok(())
+}
+
+/// `weighted_residual`: `d`, `b` vectors of `A`'s columns, `x`, `r` of its
+/// rows; `r` disjoint from the operands.
+pub fn weighted_residual<B: Backend>(
+    a: &View<'_, B, f64>,
+    d: &View<'_, B, f64>,
+    b: &View<'_, B, f64>,
+    x: &View<'_, B, f64>,
+    r: &ViewMut<'_, B, f64>,
+) -> Result<()> {
+    let (m, n) = (a.rows(), a.cols());
+    for (name, v, len) in [("d", d, n), ("b", b, n), ("x", x, m)] {
+        if v.block().vector_len() != Some(len) {
+            return Err(Error::dims(
+                "weighted_residual",
+                format!("A is {m}×{n}: {name} must be a vector of {len} entries, is {}", shape_of(v)),
+            ));
+        }
+    }
+    if r.block().vector_len() != Some(m) {
+        return Err(Error::dims(
+            "weighted_residual",
+            format!("A is {m}×{n}: r must be a vector of {m} entries, is {}×{}", r.rows(), r.cols()),
+        ));
+    }
+    let operands = [region(a, Shape::Full), region(d, Shape::Full), region(b, Shape::Full), region(x, Shape::Full)];
+    check_disjoint("weighted_residual", region_mut(r, Shape::Full), &operands)
+}
+
 pub fn vector<B: Backend, T: Elem>(op: &'static str, x: &View<'_, B, T>) -> Result<usize> {
     x.block().vector_len().ok_or_else(|| Error::dims(op, format!("x must be a row or a column, is {}", shape_of(x))))
 }

@@ -2,6 +2,7 @@
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
 mod lu;
+mod residual;
 mod scaled_gram;
 
 use std::alloc::{self, Layout};
@@ -642,6 +643,24 @@ impl Backend for Cpu {
         c: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
         self.scaled_gemm_impl(alpha, a, b, d, beta, c)
+    }
+
+    // Mixed precision weighted least squares, in `cpu/scaled_gram.rs` and
+    // `cpu/residual.rs`.
+
+    fn scaled_syrk_f32(&self, a: View<'_, Cpu, f64>, d: View<'_, Cpu, f64>, c: ViewMut<'_, Cpu, f32>) -> Result<()> {
+        self.scaled_syrk_f32_impl(a, d, c)
+    }
+
+    fn weighted_residual(
+        &self,
+        a: View<'_, Cpu, f64>,
+        d: View<'_, Cpu, f64>,
+        b: View<'_, Cpu, f64>,
+        x: View<'_, Cpu, f64>,
+        r: ViewMut<'_, Cpu, f64>,
+    ) -> Result<()> {
+        self.weighted_residual_impl(a, d, b, x, r)
     }
 }
 

@@ -392,6 +392,32 @@ pub trait Backend: Sized + Send + Sync + 'static {
         beta: T,
         c: ViewMut<'_, Self, T>,
     ) -> Result<()>;
+
+    // Mixed precision weighted least squares (issue 5).
+
+    /// `C := A·diag(d)²·Aᵀ`, all of the symmetric `n × n` block `C`, in `f32`
+    /// from FP64 `A` (`n × k`) and `d` (`k` entries): the normal matrix that
+    /// a low-precision factorization needs, to about single precision (each
+    /// entry within a small multiple of `√k·u₃₂·(|A|·D²·|A|ᵀ)`). No scaled
+    /// copy of `A` is made. The CUDA backend uses three TF32 products on the
+    /// tensor cores (`kernels/split.cu`); the CPU backend rounds the FP64
+    /// product.
+    fn scaled_syrk_f32(&self, a: View<'_, Self, f64>, d: View<'_, Self, f64>, c: ViewMut<'_, Self, f32>) -> Result<()>;
+
+    /// `r := A·diag(d)²·(b − Aᵀ·x)` for `A` of `m × n`, `d` and `b` vectors
+    /// of `n` entries and `x`, `r` of `m`: the residual of the normal
+    /// equations `A·D²·Aᵀ·x = A·D²·b` without forming `A·D²·Aᵀ`. Every sum is
+    /// taken in double-double and rounded once, so `r` is accurate to about
+    /// `u·|r| + u²·|A|·D²·(|b| + |Aᵀ|·|x|)` even when it is the small
+    /// difference of large terms, as it is near a solution.
+    fn weighted_residual(
+        &self,
+        a: View<'_, Self, f64>,
+        d: View<'_, Self, f64>,
+        b: View<'_, Self, f64>,
+        x: View<'_, Self, f64>,
+        r: ViewMut<'_, Self, f64>,
+    ) -> Result<()>;
 }
 
 /// How [`Backend::getrf_panel`] chooses its pivots.

@@ -4,26 +4,31 @@
 //! The problem, in the seed's orientation: `A` is `m × n` (`m` unknowns,
 //! `n ≥ m` observations), `d` holds `n` weights, and `x` minimizes
 //! `‖D·(b − Aᵀ·x)‖₂`, i.e. solves `G·x = c` with `G = A·D²·Aᵀ` and
-//! `c = A·D²·b`, both formed in FP64 by the caller.
+//! `c = A·D²·b`.
 //!
-//! Here: `G` is factored in low precision (`f32` now), `x₀` comes from that
-//! factor, and each step computes `r = c − G·x` in FP64 on the device,
-//! solves for the correction with the low-precision factor and adds it.
-//! The residual is that of the normal equations, not `A·D²·(b − Aᵀx)`: `G`
-//! is already formed in FP64, `G·x` costs `m²` instead of `2mn`, and the
-//! iteration converges to the FP64 normal-equations solution, which is what
-//! the accuracy is measured against (Tables 1–2 of the seed). Normal
-//! equations are only used while `κ(G)` allows it; beyond, the caller takes
-//! the stable QR route (see [`NormalOutcome::NeedsQr`]).
+//! Here: `G` is formed and factored in low precision (`f32` now; on the GPU
+//! `G` comes from three TF32 products on the tensor cores), `x₀` comes from
+//! that factor, and each step computes the residual `r = A·D²·(b − Aᵀx)`
+//! (which is `c − G·x`) from `A` itself with every sum in double-double
+//! ([`Backend::weighted_residual`]), solves for the correction with the
+//! low-precision factor and adds it. The residual never goes through a
+//! rounded `G`, so the iteration converges to the solution of the data, not
+//! of an FP64 `G`: its forward error is about `u₆₄`, not the `κ(G)·u₆₄` of
+//! an FP64 Cholesky solve, and `G` is never needed in FP64 (half the memory
+//! and, on tensor cores, a third of the time). Refinement converges while
+//! `κ(G)·u₃₂` is well below 1; the normal equations are only used while
+//! `κ(G)` allows it, and beyond, the caller takes the stable QR route (see
+//! [`NormalOutcome::NeedsQr`]).
 //!
 //! Failure is never silent: a low-precision factorization that breaks down,
 //! or refinement that stalls, diverges or runs out of iterations, falls back
-//! to an FP64 Cholesky (with FP64 refinement), and an FP64 factorization
-//! that fails or whose condition estimate is too large hands over to QR.
+//! to an FP64 `G` and Cholesky (refined the same way), and an FP64
+//! factorization that fails or whose condition estimate is too large hands
+//! over to QR.
 
 use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -42,9 +47,10 @@ pub enum Precision {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Stopping {
     /// The seed's test `‖r‖/‖x‖ ≤ ε` with `ε = √m·ε₆₄·‖G‖∞` and ∞-norms, as
-    /// LAPACK's `dsposv` does: scale-invariant, and reachable in FP64
-    /// (the rounding of `r` itself is about `√m·u·‖G‖·‖x‖`). Once it holds,
-    /// steps continue while each halves the residual, down to `u₆₄`.
+    /// LAPACK's `dsposv` does: scale-invariant, and reachable in FP64. Once
+    /// it holds, steps continue until the error left after the last
+    /// correction (estimated from the last two corrections' ratio) is below
+    /// `√m·ε₆₄·‖x‖∞` too, or the residual stops halving.
     Backward,
     /// The seed's test as printed, `‖r‖₂/‖x‖₂ ≤ ε`, with the given absolute
     /// `ε` (the paper used `1e−8`); depends on the scale of the data.
@@ -60,13 +66,13 @@ pub struct WlsParams {
     /// took 15).
     pub max_iterations: usize,
     /// Estimated `κ₁(G)` above which the normal equations are not trusted
-    /// and the stable QR route is taken. The FP64 normal-equations solution
-    /// has a relative error up to about `κ(G)·u₆₄` (Cholesky's backward
-    /// error and the rounding in forming `G` are both `O(u‖G‖)`): `1e9`
-    /// keeps that bound near `1e−7`, 7 digits, and keeps
-    /// the seed's Table 2 family on the normal equations up to `m = 2048`
-    /// (`κ ≈ 5e8`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at several
-    /// times the cost.
+    /// and the stable QR route is taken. Refinement with exact residuals
+    /// usually ends within a few `u₆₄` of the solution, but what it
+    /// guarantees when it stops on the backward test alone is an FP64
+    /// solve's `κ(G)·u₆₄`: `1e9` keeps that bound near `1e−7`, 7 digits, and
+    /// keeps the seed's Table 2 family on the normal equations up to
+    /// `m = 2048` (`κ ≈ 5e8`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at
+    /// several times the cost.
     pub max_condition: f64,
     pub cholesky: Option<CholeskyParams>,
 }
@@ -120,19 +126,52 @@ impl std::fmt::Display for WlsPath {
 /// Where the time went (each phase ends with a device synchronization).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct WlsTimings {
-    /// Forming `G = A·D²·Aᵀ` and `c = A·D²·b` in FP64.
+    /// Forming `G = A·D²·Aᵀ` in the precision it is factored in.
     pub gram: Duration,
-    /// Casting `G` and factoring it in low precision; with
-    /// [`Precision::F64`], the whole FP64 path (factor, condition estimate,
-    /// solve and FP64 refinement).
+    /// Factoring `G`.
     pub factor: Duration,
     /// The first solve and the refinement steps.
     pub refine: Duration,
     /// The condition estimate of `G` (a handful of solves with the factor).
     pub condition: Duration,
-    /// Anything after the first path failed: the FP64 factorization and
-    /// solve, or QR.
+    /// Anything after the low-precision path failed: the FP64 `G`, its
+    /// factorization and refinement, or QR.
     pub fallback: Duration,
+}
+
+/// A weighted least-squares problem on a backend: `A` (`m × n`), the
+/// weights `d` and the observations `b` (vectors of `n` entries).
+pub struct Problem<'a, B: Backend> {
+    pub a: View<'a, B, f64>,
+    pub d: View<'a, B, f64>,
+    pub b: View<'a, B, f64>,
+}
+
+impl<B: Backend> Clone for Problem<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: Backend> Copy for Problem<'_, B> {}
+
+impl<B: Backend> Problem<'_, B> {
+    /// `r := A·D²·(b − Aᵀx)` in double-double, rounded once.
+    fn residual(&self, be: &B, x: &B::Buffer<f64>, r: &mut B::Buffer<f64>) -> Result<()> {
+        let m = self.a.rows();
+        be.weighted_residual(self.a, self.d, self.b, View::dense(x, m, 1)?, ViewMut::dense(r, m, 1)?)
+    }
+
+    /// `‖A·D²·(b − Aᵀx)‖∞ / (‖G‖∞·‖x‖∞)`: the normwise backward error of `x`
+    /// for the normal equations, with the residual exact to about `u`.
+    pub fn relative_residual(&self, be: &B, x: &B::Buffer<f64>, g_norm: f64) -> Result<f64> {
+        let m = self.a.rows();
+        let mut r = be.alloc::<f64>(m)?;
+        self.residual(be, x, &mut r)?;
+        let r_norm = be.norm(Norm::Max, View::dense(&r, m, 1)?)?;
+        let x_norm = be.norm(Norm::Max, View::dense(x, m, 1)?)?;
+        Ok(if r_norm == 0.0 { 0.0 } else { r_norm / (g_norm * x_norm) })
+    }
 }
 
 /// A solution of the normal equations on the device.
@@ -143,69 +182,63 @@ pub struct Solved<B: Backend> {
     pub first: B::Buffer<f64>,
     /// Corrections applied after `x₀`.
     pub iterations: usize,
-    /// `‖c − G·x‖∞ / (‖G‖∞·‖x‖∞)` of the returned `x`.
+    /// `‖A·D²·(b − Aᵀx)‖∞ / (‖G‖∞·‖x‖∞)` of the returned `x`.
     pub relative_residual: f64,
     /// Estimated `κ₁(G)`.
     pub condition: f64,
     pub path: WlsPath,
 }
 
-/// What [`solve_normal_equations`] found.
+/// What [`solve`] found.
 pub enum NormalOutcome<B: Backend> {
     Solved(Solved<B>),
     /// The normal equations cannot give the accuracy: `reason` says why,
     /// `condition` is the estimate of `κ₁(G)` (infinite when `G` is not
-    /// positive definite in FP64).
+    /// positive definite in FP64) and `g_norm` is `‖G‖∞`.
     NeedsQr {
         reason: String,
         condition: f64,
+        g_norm: f64,
     },
 }
 
-/// Solves `G·x = c` for the `m × m` symmetric positive definite `G` (only
-/// its lower triangle is read; the buffer is overwritten with the full
-/// symmetric matrix, which the residual products use) and `c` (`m × 1`).
-/// `timings` gets the factor, refine and fallback phases.
-pub fn solve_normal_equations<B: Backend>(
+/// Solves the weighted least-squares problem by the normal equations with
+/// the method of `params` (see the module's documentation). The operands
+/// are not modified; `timings` gets every phase but the QR route's.
+pub fn solve<B: Backend>(
     be: &B,
-    g: &mut B::Buffer<f64>,
-    c: &B::Buffer<f64>,
-    m: usize,
+    problem: Problem<'_, B>,
     params: WlsParams,
     timings: &mut WlsTimings,
 ) -> Result<NormalOutcome<B>> {
-    be.symmetrize(Uplo::Lower, ViewMut::dense(g, m, m)?)?;
-    let g: &B::Buffer<f64> = g;
-    let g_view = View::dense(g, m, m)?;
-    let g_norm = be.norm(Norm::Inf, g_view)?;
+    let m = problem.a.rows();
     let chol = params.cholesky.unwrap_or_else(|| CholeskyParams::for_order(m));
     let low = match params.precision {
         Precision::F64 => Err("FP64 asked for".to_string()),
         Precision::F32 => {
             let start = Instant::now();
-            let factored = factor::<B, f32>(be, g, m, chol)?;
+            let mut g = be.alloc::<f32>(m * m)?;
+            be.scaled_syrk_f32(problem.a, problem.d, ViewMut::dense(&mut g, m, m)?)?;
+            let g_norm = f64::from(be.norm(Norm::Inf, View::dense(&g, m, m)?)?);
+            be.synchronize()?;
+            timings.gram = start.elapsed();
+            let start = Instant::now();
+            let factored = factor_in_place(be, &mut g, m, chol)?;
             timings.factor = start.elapsed();
             match factored {
                 Err(column) => Err(format!(
                     "the f32 Cholesky broke down at column {column}: G is not positive definite in single precision"
                 )),
-                Ok(l) => {
+                Ok(()) => {
                     let start = Instant::now();
-                    let refined = refine::<B, f32>(be, g_view, g_norm, c, &l, m, params)?;
+                    let refined = refine::<B, f32>(be, problem, g_norm, &g, params)?;
                     be.synchronize()?;
                     timings.refine = start.elapsed();
                     let start = Instant::now();
                     let outcome = match refined {
                         Ok(mut s) => {
-                            s.condition = g_norm * inverse_norm1::<B, f32>(be, &l, m)?;
-                            if s.condition > params.max_condition {
-                                Ok(NormalOutcome::NeedsQr {
-                                    reason: too_ill_conditioned(s.condition, params.max_condition),
-                                    condition: s.condition,
-                                })
-                            } else {
-                                Ok(NormalOutcome::Solved(s))
-                            }
+                            s.condition = g_norm * inverse_norm1::<B, f32>(be, &g, m)?;
+                            Ok(judge(s, g_norm, params, String::new()))
                         }
                         Err(why) => Err(why),
                     };
@@ -221,77 +254,103 @@ pub fn solve_normal_equations<B: Backend>(
         Err(reason) => reason,
     };
     let start = Instant::now();
-    let outcome = fp64(be, g, g_norm, c, m, params, chol, reason)?;
+    let outcome = fp64(be, problem, params, chol, reason, timings)?;
     be.synchronize()?;
-    if params.precision == Precision::F64 {
-        timings.factor = start.elapsed();
-    } else {
+    if params.precision == Precision::F32 {
         timings.fallback = start.elapsed();
     }
     Ok(outcome)
 }
 
-fn too_ill_conditioned(condition: f64, max: f64) -> String {
-    format!("condition estimate κ₁(G) = {condition:.2e} exceeds {max:.0e}: the normal equations cannot give 7 digits")
+/// A refined solution, unless its condition estimate says the normal
+/// equations are not to be trusted.
+fn judge<B: Backend>(s: Solved<B>, g_norm: f64, params: WlsParams, reason: String) -> NormalOutcome<B> {
+    if s.condition > params.max_condition {
+        let why = too_ill_conditioned(s.condition, params.max_condition);
+        let reason = if reason.is_empty() { why } else { format!("{reason}; {why}") };
+        NormalOutcome::NeedsQr { reason, condition: s.condition, g_norm }
+    } else {
+        NormalOutcome::Solved(s)
+    }
 }
 
-/// The FP64 path: Cholesky of `G`, then refinement with that factor.
-#[allow(clippy::too_many_arguments)]
+fn too_ill_conditioned(condition: f64, max: f64) -> String {
+    format!("condition estimate κ₁(G) = {condition:.2e} exceeds {max:.0e}: the normal equations are not trusted")
+}
+
+/// The FP64 path: `G` in FP64, its Cholesky factor, then refinement with
+/// that factor. With [`Precision::F64`] its phases go into `timings`.
 fn fp64<B: Backend>(
     be: &B,
-    g: &B::Buffer<f64>,
-    g_norm: f64,
-    c: &B::Buffer<f64>,
-    m: usize,
+    problem: Problem<'_, B>,
     params: WlsParams,
     chol: CholeskyParams,
     reason: String,
+    timings: &mut WlsTimings,
 ) -> Result<NormalOutcome<B>> {
-    let l = match factor::<B, f64>(be, g, m, chol)? {
-        Ok(l) => l,
-        Err(column) => {
-            return Ok(NormalOutcome::NeedsQr {
-                reason: format!(
-                    "{reason}; the FP64 Cholesky broke down at column {column}: the design is rank deficient or nearly so"
-                ),
-                condition: f64::INFINITY,
-            });
+    let m = problem.a.rows();
+    let own = params.precision == Precision::F64;
+    let mut clock = Instant::now();
+    let mut lap = |slot: fn(&mut WlsTimings) -> &mut Duration, be: &B| -> Result<()> {
+        if own {
+            be.synchronize()?;
+            *slot(timings) = clock.elapsed();
+            clock = Instant::now();
         }
+        Ok(())
     };
-    let condition = g_norm * inverse_norm1::<B, f64>(be, &l, m)?;
-    if condition > params.max_condition {
-        let why = too_ill_conditioned(condition, params.max_condition);
-        return Ok(NormalOutcome::NeedsQr { reason: format!("{reason}; {why}"), condition });
+    let mut g = be.alloc::<f64>(m * m)?;
+    be.scaled_syrk(Uplo::Lower, 1.0, problem.a, problem.d, 0.0, ViewMut::dense(&mut g, m, m)?)?;
+    be.symmetrize(Uplo::Lower, ViewMut::dense(&mut g, m, m)?)?;
+    let g_norm = be.norm(Norm::Inf, View::dense(&g, m, m)?)?;
+    lap(|t| &mut t.gram, be)?;
+    let factored = factor_in_place(be, &mut g, m, chol)?;
+    lap(|t| &mut t.factor, be)?;
+    if let Err(column) = factored {
+        return Ok(NormalOutcome::NeedsQr {
+            reason: format!(
+                "{reason}; the FP64 Cholesky broke down at column {column}: the design is rank deficient or nearly so"
+            ),
+            condition: f64::INFINITY,
+            g_norm,
+        });
     }
-    // A backward stable FP64 solve meets the test at once or after a step or
-    // two; more means something is wrong, and QR is the safe answer.
+    // A backward stable FP64 factor converges in a step or two (κ(G)·u₆₄
+    // is small wherever the condition limit lets the normal equations be
+    // used); more means something is wrong, and QR is the safe answer.
     let fp64_params = WlsParams { max_iterations: params.max_iterations.min(5), ..params };
-    match refine::<B, f64>(be, View::dense(g, m, m)?, g_norm, c, &l, m, fp64_params)? {
+    let refined = refine::<B, f64>(be, problem, g_norm, &g, fp64_params)?;
+    lap(|t| &mut t.refine, be)?;
+    let outcome = match refined {
         Ok(mut s) => {
-            s.condition = condition;
-            s.path = WlsPath::Fp64 { reason };
-            Ok(NormalOutcome::Solved(s))
+            s.condition = g_norm * inverse_norm1::<B, f64>(be, &g, m)?;
+            s.path = WlsPath::Fp64 { reason: reason.clone() };
+            judge(s, g_norm, params, reason)
         }
-        Err(why) => Ok(NormalOutcome::NeedsQr { reason: format!("{reason}; FP64 refinement: {why}"), condition }),
-    }
+        Err(why) => NormalOutcome::NeedsQr {
+            reason: format!("{reason}; FP64 refinement: {why}"),
+            condition: g_norm * inverse_norm1::<B, f64>(be, &g, m)?,
+            g_norm,
+        },
+    };
+    lap(|t| &mut t.condition, be)?;
+    Ok(outcome)
 }
 
-/// `G` rounded to `T` and factored, `L` in its lower triangle; or the
+/// Cholesky of the `m × m` `G` in place, `L` in its lower triangle; or the
 /// column (1-based) where the factorization broke down.
-fn factor<B: Backend, T: Scalar>(
+fn factor_in_place<B: Backend, T: Scalar>(
     be: &B,
-    g: &B::Buffer<f64>,
+    g: &mut B::Buffer<T>,
     m: usize,
     params: CholeskyParams,
-) -> Result<std::result::Result<B::Buffer<T>, usize>> {
-    let mut l = be.alloc::<T>(m * m)?;
-    be.cast(View::dense(g, m, m)?, ViewMut::dense(&mut l, m, m)?)?;
+) -> Result<std::result::Result<(), usize>> {
     let mut info = be.upload(&[0i32])?;
     let mut status = ViewMut::dense(&mut info, 1, 1)?;
-    cholesky::factor_in_place(be, Uplo::Lower, &BufferMut::new(&mut l), Block::dense(m, m), &mut status, 0, params)?;
+    cholesky::factor_in_place(be, Uplo::Lower, &BufferMut::new(g), Block::dense(m, m), &mut status, 0, params)?;
     let mut first = [0i32];
     be.download(&info, &mut first)?;
-    Ok(if first[0] == 0 { Ok(l) } else { Err(first[0] as usize) })
+    Ok(if first[0] == 0 { Ok(()) } else { Err(first[0] as usize) })
 }
 
 /// `v := G⁻¹·v` in place with the factor in `T` (the vector is rounded to
@@ -304,48 +363,55 @@ fn correct<B: Backend, T: Scalar>(be: &B, l: &B::Buffer<T>, m: usize, v: &mut B:
 }
 
 /// Algorithm 1 with the factor `l` in `T`: `x₀` from the factor, then
-/// `r = c − G·x` in FP64, `x += L⁻ᵀL⁻¹r`, until the stopping test holds.
-/// The inner `Err` says why refinement failed (stalled, diverged, out of
-/// iterations); `condition` is left at 0 and `path` at `Refined`.
-#[allow(clippy::too_many_arguments)]
+/// `r = A·D²·(b − Aᵀx)` in double-double, `x += L⁻ᵀL⁻¹r`, until the
+/// stopping test holds. The inner `Err` says why refinement failed
+/// (stalled, diverged, out of iterations); `condition` is left at 0 and
+/// `path` at `Refined`.
 fn refine<B: Backend, T: Scalar>(
     be: &B,
-    g: View<'_, B, f64>,
+    problem: Problem<'_, B>,
     g_norm: f64,
-    c: &B::Buffer<f64>,
     l: &B::Buffer<T>,
-    m: usize,
     params: WlsParams,
 ) -> Result<std::result::Result<Solved<B>, String>> {
+    let m = problem.a.rows();
+    let max = |v: &B::Buffer<f64>| be.norm(Norm::Max, View::dense(v, m, 1).expect("an m-vector"));
+    // x₀ = G⁻¹c, c = A·D²·b (the residual at x = 0).
     let mut x = be.alloc::<f64>(m)?;
-    be.copy(View::dense(c, m, 1)?, ViewMut::dense(&mut x, m, 1)?)?;
-    correct(be, l, m, &mut x)?;
+    be.fill(ViewMut::dense(&mut x, m, 1)?, 0.0)?;
+    let mut r = be.alloc::<f64>(m)?;
+    problem.residual(be, &x, &mut r)?;
+    correct(be, l, m, &mut r)?;
+    be.copy(View::dense(&r, m, 1)?, ViewMut::dense(&mut x, m, 1)?)?;
     let mut first = be.alloc::<f64>(m)?;
     be.copy(View::dense(&x, m, 1)?, ViewMut::dense(&mut first, m, 1)?)?;
-    let mut r = be.alloc::<f64>(m)?;
+    // Norms of the corrections so far, x₀ counting as the first.
+    let mut steps = vec![max(&x)?];
     let mut history: Vec<f64> = Vec::new();
     let tolerance = (m as f64).sqrt() * f64::unit_roundoff() * 2.0;
     for iteration in 0..=params.max_iterations {
-        // r = c − G·x, in FP64.
-        be.copy(View::dense(c, m, 1)?, ViewMut::dense(&mut r, m, 1)?)?;
-        be.gemm(-1.0, g, Op::NoTrans, View::dense(&x, m, 1)?, Op::NoTrans, 1.0, ViewMut::dense(&mut r, m, 1)?)?;
-        let r_norm = be.norm(Norm::Max, View::dense(&r, m, 1)?)?;
-        let x_norm = be.norm(Norm::Max, View::dense(&x, m, 1)?)?;
+        problem.residual(be, &x, &mut r)?;
+        let r_norm = max(&r)?;
+        let x_norm = max(&x)?;
         let relative = if r_norm == 0.0 { 0.0 } else { r_norm / (g_norm * x_norm) };
         if !relative.is_finite() {
             return Ok(Err(format!("refinement diverged (non-finite residual at step {iteration})")));
         }
+        let within_tolerance = r_norm <= tolerance * g_norm * x_norm;
         let converged = match params.stopping {
-            // dsposv's test; once it holds, one more step is still taken
-            // while it halves the residual and the residual is above u (each
-            // such step shrinks the error against an FP64 solve, which is
-            // about κ(G)·(η + its own η)).
+            // dsposv's backward test, and a forward one: the error left
+            // after the last correction δₖ is about ρ·‖δₖ‖/(1 − ρ) with the
+            // contraction ρ = ‖δₖ‖/‖δₖ₋₁‖ (the residual is exact to u, so
+            // nothing stops the iteration short of the solution). Steps
+            // also stop once the residual no longer halves.
             Stopping::Backward => {
                 let previous = history.last().copied().unwrap_or(f64::INFINITY);
-                r_norm <= tolerance * g_norm * x_norm
-                    && (relative <= f64::unit_roundoff()
-                        || relative > 0.5 * previous
-                        || iteration == params.max_iterations)
+                let forward = match steps[..] {
+                    [.., a, b] if b < a => b * (b / a) / (1.0 - b / a) <= tolerance * x_norm,
+                    _ => false,
+                };
+                relative == 0.0
+                    || within_tolerance && (forward || relative > 0.5 * previous || iteration == params.max_iterations)
             }
             Stopping::Absolute(eps) => {
                 let r2 = be.norm(Norm::Frobenius, View::dense(&r, m, 1)?)?;
@@ -353,7 +419,6 @@ fn refine<B: Backend, T: Scalar>(
                 r2 <= eps * x2
             }
         };
-        let within_tolerance = r_norm <= tolerance * g_norm * x_norm;
         if converged {
             return Ok(Ok(Solved {
                 x,
@@ -398,6 +463,7 @@ fn refine<B: Backend, T: Scalar>(
             break;
         }
         correct(be, l, m, &mut r)?;
+        steps.push(max(&r)?);
         be.axpy(1.0, View::dense(&r, m, 1)?, ViewMut::dense(&mut x, m, 1)?)?;
     }
     let last = history.last().copied().unwrap_or(f64::NAN);

@@ -8,6 +8,7 @@ use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatRef};
 
 use super::{Cpu, accumulate, mat, mat_mut, scale_part, vector};
+use crate::backend::Backend;
 use crate::backend::{View, ViewMut, check};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -91,6 +92,28 @@ impl Cpu {
                 matmul(c, acc, wa.as_ref(), wb.transpose(), alpha, self.par)
             });
             beta = T::ONE;
+        }
+        Ok(())
+    }
+
+    /// The lower triangle in FP64 as `scaled_syrk` forms it, mirrored and
+    /// rounded: the CPU has no faster arithmetic that keeps single precision.
+    pub(super) fn scaled_syrk_f32_impl(
+        &self,
+        a: View<'_, Cpu, f64>,
+        d: View<'_, Cpu, f64>,
+        c: ViewMut<'_, Cpu, f32>,
+    ) -> Result<()> {
+        check::scaled_syrk_f32(&a, &d, &c)?;
+        let n = a.rows();
+        let mut g = self.alloc::<f64>(n * n)?;
+        self.scaled_syrk_impl(Uplo::Lower, 1.0, a, d, 0.0, ViewMut::dense(&mut g, n, n)?)?;
+        let g = mat(View::dense(&g, n, n)?);
+        let mut c = mat_mut(c);
+        for j in 0..n {
+            for i in 0..n {
+                c[(i, j)] = g[(i.max(j), i.min(j))] as f32;
+            }
         }
         Ok(())
     }

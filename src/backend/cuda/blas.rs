@@ -167,6 +167,20 @@ pub unsafe fn triangular<T: Scalar>(
     status(which.name(), s)
 }
 
+/// `x := op(A)⁻¹·x` for one vector `x` (stride `incx`): cuBLAS `trsv`,
+/// which for a single right-hand side is faster than `trsm`.
+pub unsafe fn trsv<T: Scalar>(
+    h: cublasHandle_t,
+    (uplo, trans, dg): (Uplo, Op, Diag),
+    n: i32,
+    (a, lda): (u64, i32),
+    (x, incx): (u64, i32),
+) -> Result<()> {
+    let (uplo, trans, dg) = (fill(uplo), op(trans), diag(dg));
+    let s = blas_call!(T, cublasDtrsv_v2, cublasStrsv_v2, (h, uplo, trans, dg, n, a as _, lda, x as _, incx));
+    status("trsv", s)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn geam<T: Scalar>(
     h: cublasHandle_t,

@@ -40,6 +40,9 @@ pub const SOURCES: &[Source] = &[
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
+    // Mixed precision weighted least squares.
+    Source { name: "split.cu", code: include_str!("../../../kernels/split.cu") },
+    Source { name: "residual.cu", code: include_str!("../../../kernels/residual.cu") },
 ];
 
 /// The options every kernel is compiled with, besides the architecture.

@@ -11,6 +11,7 @@ mod graph;
 pub mod kernels;
 mod lu;
 mod qr;
+mod residual;
 pub mod scaled_gram;
 mod transfer;
 mod trsm;
@@ -1028,6 +1029,24 @@ impl Backend for Cuda {
     ) -> Result<()> {
         self.scaled_gemm_impl(alpha, a, b, d, beta, c)
     }
+
+    // Mixed precision weighted least squares, in `scaled_gram.rs` and
+    // `residual.rs`.
+
+    fn scaled_syrk_f32(&self, a: View<'_, Cuda, f64>, d: View<'_, Cuda, f64>, c: ViewMut<'_, Cuda, f32>) -> Result<()> {
+        self.scaled_syrk_f32_impl(a, d, c)
+    }
+
+    fn weighted_residual(
+        &self,
+        a: View<'_, Cuda, f64>,
+        d: View<'_, Cuda, f64>,
+        b: View<'_, Cuda, f64>,
+        x: View<'_, Cuda, f64>,
+        r: ViewMut<'_, Cuda, f64>,
+    ) -> Result<()> {
+        self.weighted_residual_impl(a, d, b, x, r)
+    }
 }
 
 impl Cuda {
@@ -1060,6 +1079,18 @@ impl Cuda {
             }
         }
         let d = |x| blas::dim(name, x);
+        if which == blas::Triangular::Solve && side == Side::Left && b.cols() == 1 && alpha == T::ONE {
+            // SAFETY: blocks checked by `check`; `b` is one column.
+            return unsafe {
+                blas::trsv::<T>(
+                    *self.blas.handle(),
+                    (uplo, op, diag),
+                    d(b.rows())?,
+                    (raw(&a), d(a.block().ld)?),
+                    (raw_mut(&b), 1),
+                )
+            };
+        }
         // SAFETY: blocks checked by `check`; see `blas`.
         unsafe {
             blas::triangular(

@@ -339,4 +339,137 @@ impl Cuda {
             Ok(())
         })
     }
+
+    /// `C := A·D²·Aᵀ` in `f32` from FP64 `A` by three TF32 products
+    /// (`kernels/split.cu`): for each panel of `kb` columns, `split_tf32`
+    /// writes `[lo | hi | hi | lo]` of `A_p·D_p`, and for each block row of
+    /// `nb` rows one `gemm` of depth `3·kb` on the tensor cores adds
+    /// `hi·loᵀ + hi·hiᵀ + lo·hiᵀ` to the block row's lower part (the
+    /// diagonal block whole). The upper triangle is then mirrored from the
+    /// lower.
+    pub(super) fn scaled_syrk_f32_impl(
+        &self,
+        a: View<'_, Cuda, f64>,
+        d: View<'_, Cuda, f64>,
+        mut c: ViewMut<'_, Cuda, f32>,
+    ) -> Result<()> {
+        check::scaled_syrk_f32(&a, &d, &c)?;
+        let (n, k) = (a.rows(), a.cols());
+        if n == 0 {
+            return Ok(());
+        }
+        if k == 0 {
+            return self.fill(c, 0.0);
+        }
+        let plan = SplitPlan::new(n, k);
+        let w = self.buffer::<f32>(4 * n * plan.kb, false)?;
+        let av = Dev { ptr: raw(&a), ld: a.block().ld };
+        let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
+        let db = d.block();
+        let incd = if db.cols == 1 { 1 } else { db.ld };
+        let dim = |v| blas::dim("scaled_syrk_f32", v);
+        let (ld_c, ld_w) = (dim(cv.ld)?, dim(n)?);
+        let h = *self.blas.handle();
+        for c0 in (0..k).step_by(plan.kb) {
+            let cols = plan.kb.min(k - c0);
+            let blocks = n.div_ceil(super::BLOCK).min(64);
+            let cfg = cudarc::driver::LaunchConfig {
+                grid_dim: (blocks as u32, cols as u32, 1),
+                block_dim: (super::BLOCK as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let args = [
+                super::Arg::Ptr(av.at(0, c0, 8)),
+                super::n(av.ld),
+                super::Arg::Ptr(raw(&d) + (c0 * incd * 8) as u64),
+                super::n(incd),
+                super::n(n),
+                super::n(cols),
+                super::Arg::Ptr(w.ptr),
+                super::n(n),
+            ];
+            self.launch("split", "split_tf32_f64", cfg, &args)?;
+            let beta = if c0 == 0 { 0.0f32 } else { 1.0 };
+            for r0 in (0..n).step_by(plan.nb) {
+                let rb = plan.nb.min(n - r0);
+                let wd = Dev { ptr: w.ptr, ld: n };
+                // SAFETY: W is n × 4·cols (ld n), C's block row r0..r0+rb
+                // up to column r0+rb lies in the checked C.
+                unsafe {
+                    tf32_gemm_nt(
+                        h,
+                        (dim(rb)?, dim(r0 + rb)?, dim(3 * cols)?),
+                        (wd.at(r0, cols, 4), ld_w),
+                        (wd.at(0, 0, 4), ld_w),
+                        beta,
+                        (cv.at(r0, 0, 4), ld_c),
+                    )?;
+                }
+            }
+        }
+        self.symmetrize(Uplo::Lower, c.rb_mut())
+    }
+}
+
+/// How `scaled_syrk_f32` is cut: panels of `kb` columns of `A`, block rows
+/// of `nb` rows of `C`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitPlan {
+    pub kb: usize,
+    pub nb: usize,
+}
+
+impl SplitPlan {
+    /// `kb = k/64` within 64..=256: the `4·n·kb` workspace of `f32` is
+    /// `2·kb/k` of an FP64 `A` (3 % at `k = 16384`), and depth `3·kb ≥ 192`
+    /// keeps the `gemm`s on the tensor cores efficient. `nb = n/8` rounded
+    /// to 64 within 256..=1024: the work above the diagonal of the diagonal
+    /// blocks is `nb/n` of the total. `GPUMAT_SPLIT_KB` and
+    /// `GPUMAT_SPLIT_NB` override them (benchmarks).
+    pub fn new(n: usize, k: usize) -> SplitPlan {
+        let kb = env_usize("GPUMAT_SPLIT_KB").unwrap_or((k / 64).clamp(64, 256)).clamp(1, k.max(1));
+        let nb = env_usize("GPUMAT_SPLIT_NB").unwrap_or((n / 8 / 64 * 64).clamp(256, 1024)).clamp(1, n.max(1));
+        SplitPlan { kb, nb }
+    }
+}
+
+/// `C := A·Bᵀ + β·C` for `f32` `A` (`m × k`), `B` (`n × k`) on the tensor
+/// cores in TF32 (inputs taken as TF32, products and sums in FP32).
+unsafe fn tf32_gemm_nt(
+    h: sys::cublasHandle_t,
+    (m, n, k): (i32, i32, i32),
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    beta: f32,
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    use sys::cudaDataType::CUDA_R_32F;
+    let alpha = 1.0f32;
+    let (al, be) = (&alpha as *const f32, &beta as *const f32);
+    let (ta, tb) = (blas::op(Op::NoTrans), blas::op(Op::Trans));
+    // SAFETY: the caller passes device blocks of these shapes of f32.
+    let s = unsafe {
+        sys::cublasGemmEx(
+            h,
+            ta,
+            tb,
+            m,
+            n,
+            k,
+            al as _,
+            a as _,
+            CUDA_R_32F,
+            lda,
+            b as _,
+            CUDA_R_32F,
+            ldb,
+            be as _,
+            c as _,
+            CUDA_R_32F,
+            ldc,
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
+            sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+        )
+    };
+    blas::status("gemm (TF32)", s)
 }

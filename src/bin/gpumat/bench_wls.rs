@@ -8,39 +8,34 @@
 //! against the vendor's FP64 solve (target ≤ 1e−12), the normal-equations
 //! backward error of both, and where our time goes.
 
-use std::time::Instant;
-
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Norm, Op, View, ViewMut};
+use gpumat::backend::{Backend, Cpu, Norm, Op, View, ViewMut};
 use gpumat::layout::Uplo;
-use gpumat::solve::wls::{self, NormalOutcome, WlsParams, WlsTimings};
+use gpumat::solve::wls::{self, NormalOutcome, Problem, WlsParams, WlsTimings};
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
 use crate::bench::{Args, record, side_by_side};
 
-/// Our solve, as `gpumat::wls` does it after its input checks: `G` by
-/// `scaled_syrk`, `c = A·(d∘d∘b)`, then the normal equations. Returns `x`.
+/// What our solve reports besides `x`.
+struct Report {
+    path: String,
+    iterations: usize,
+    condition: f64,
+}
+
+/// Our solve, as `gpumat::wls` does it after its input checks.
 fn ours(
     cuda: &Cuda,
     (m, n): (usize, usize),
     (a, d, b): (&CudaBuffer<f64>, &CudaBuffer<f64>, &CudaBuffer<f64>),
-    g: &mut CudaBuffer<f64>,
     timings: &mut WlsTimings,
-) -> Result<(CudaBuffer<f64>, String)> {
-    let start = Instant::now();
-    let (av, dv) = (View::dense(a, m, n)?, View::dense(d, n, 1)?);
-    cuda.scaled_syrk(Uplo::Lower, 1.0, av, dv, 0.0, ViewMut::dense(g, m, m)?)?;
-    let mut w = cuda.alloc::<f64>(n)?;
-    cuda.copy(View::dense(b, n, 1)?, ViewMut::dense(&mut w, n, 1)?)?;
-    cuda.scale_rows(dv, ViewMut::dense(&mut w, n, 1)?)?;
-    cuda.scale_rows(dv, ViewMut::dense(&mut w, n, 1)?)?;
-    let mut c = cuda.alloc::<f64>(m)?;
-    cuda.gemm(1.0, av, Op::NoTrans, View::dense(&w, n, 1)?, Op::NoTrans, 0.0, ViewMut::dense(&mut c, m, 1)?)?;
-    cuda.synchronize()?;
-    timings.gram = start.elapsed();
-    match wls::solve_normal_equations(cuda, g, &c, m, WlsParams::default(), timings)? {
-        NormalOutcome::Solved(s) => Ok((s.x, s.path.to_string())),
+) -> Result<(CudaBuffer<f64>, Report)> {
+    let problem = Problem { a: View::dense(a, m, n)?, d: View::dense(d, n, 1)?, b: View::dense(b, n, 1)? };
+    match wls::solve(cuda, problem, WlsParams::default(), timings)? {
+        NormalOutcome::Solved(s) => {
+            Ok((s.x, Report { path: s.path.to_string(), iterations: s.iterations, condition: s.condition }))
+        }
         NormalOutcome::NeedsQr { reason, .. } => {
             Err(Error::InvalidArgument(format!("m = {m}: the benchmark problem needs QR ({reason})")))
         }
@@ -75,14 +70,46 @@ fn vendor_pipeline(
     chol.solve(cuda, g, c, 1)
 }
 
-/// `‖c − G·x‖∞/(‖G‖∞‖x‖∞)` with the full symmetric `G`.
-fn backward_error(cuda: &Cuda, m: usize, g: &CudaBuffer<f64>, c: &CudaBuffer<f64>, x: &CudaBuffer<f64>) -> Result<f64> {
-    let mut r = cuda.alloc::<f64>(m)?;
-    cuda.copy(View::dense(c, m, 1)?, ViewMut::dense(&mut r, m, 1)?)?;
-    let gv = View::dense(g, m, m)?;
-    cuda.gemm(-1.0, gv, Op::NoTrans, View::dense(x, m, 1)?, Op::NoTrans, 1.0, ViewMut::dense(&mut r, m, 1)?)?;
-    let max = |v: View<'_, Cuda, f64>| cuda.norm(Norm::Max, v);
-    Ok(max(View::dense(&r, m, 1)?)? / (cuda.norm(Norm::Inf, gv)? * max(View::dense(x, m, 1)?)?))
+/// A reference for `x`, independent of our solve: the vendor's solution
+/// refined three times with residuals in double-double on the host (the CPU
+/// backend's `weighted_residual`) and corrections from the vendor's FP64
+/// factor `l` (`dpotrs`). Its error is a few `u`: each step multiplies the
+/// error by about `κ(G)·u` (5e−10 here).
+fn reference(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    (a, d, b): (&[f64], &[f64], &[f64]),
+    chol: &mut vendor::DenseCholesky,
+    l: &CudaBuffer<f64>,
+    x_vendor: &CudaBuffer<f64>,
+) -> Result<Vec<f64>> {
+    let cpu = Cpu::new();
+    let (a, d, b) = (cpu.upload(a)?, cpu.upload(d)?, cpu.upload(b)?);
+    let problem = Problem { a: View::dense(&a, m, n)?, d: View::dense(&d, n, 1)?, b: View::dense(&b, n, 1)? };
+    let mut x = vec![0.0; m];
+    cuda.download(x_vendor, &mut x)?;
+    let mut r = vec![0.0; m];
+    for _ in 0..3 {
+        let (xc, mut rc) = (cpu.upload(&x)?, cpu.alloc::<f64>(m)?);
+        cpu.weighted_residual(
+            problem.a,
+            problem.d,
+            problem.b,
+            View::dense(&xc, m, 1)?,
+            ViewMut::dense(&mut rc, m, 1)?,
+        )?;
+        cpu.download(&rc, &mut r)?;
+        let mut dx = cuda.upload(&r)?;
+        chol.solve(cuda, l, &mut dx, 1)?;
+        cuda.download(&dx, &mut r)?;
+        x.iter_mut().zip(&r).for_each(|(xi, di)| *xi += di);
+    }
+    Ok(x)
+}
+
+/// `‖x − y‖₂/‖y‖₂` on the host.
+fn rel_error(x: &[f64], y: &[f64]) -> f64 {
+    crate::wls_table::rel_error(x, y)
 }
 
 pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
@@ -91,9 +118,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let n = 2 * m;
         let (a_host, d_host, b_host) = crate::wls_table::problem(2008, m, false);
         let (a, d, b) = (cuda.upload(&a_host)?, cuda.upload(&d_host)?, cuda.upload(&b_host)?);
-        drop(a_host);
         let data = (&a, &d, &b);
-        let mut g_ours = cuda.alloc::<f64>(m * m)?;
         let mut chol = vendor::DenseCholesky::new(cuda, m)?;
         let (mut scaled, mut g_vendor) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * m)?);
         let (mut db, mut x_vendor) = (cuda.alloc::<f64>(n)?, cuda.alloc::<f64>(m)?);
@@ -103,7 +128,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             cuda,
             args.reps,
             || {
-                x_ours = Some(ours(cuda, (m, n), data, &mut g_ours, &mut timings)?);
+                x_ours = Some(ours(cuda, (m, n), data, &mut timings)?);
                 Ok(())
             },
             || vendor_pipeline(cuda, (m, n), data, &mut chol, &mut scaled, &mut g_vendor, &mut db, &mut x_vendor),
@@ -111,52 +136,41 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         if chol.info(cuda)? != 0 {
             return Err(Error::Device(format!("m = {m}: cuSOLVER dpotrf failed (info {})", chol.info(cuda)?)));
         }
-        let (x, path) = x_ours.ok_or_else(|| Error::Device("no timed run".into()))?;
-        // The error of ours against the vendor's FP64 solve.
-        let mut diff = cuda.alloc::<f64>(m)?;
-        cuda.copy(View::dense(&x, m, 1)?, ViewMut::dense(&mut diff, m, 1)?)?;
-        cuda.axpy(-1.0, View::dense(&x_vendor, m, 1)?, ViewMut::dense(&mut diff, m, 1)?)?;
-        let fro = |v: &CudaBuffer<f64>| cuda.norm(Norm::Frobenius, View::dense(v, m, 1)?);
-        let rel_error = fro(&diff)? / fro(&x_vendor)?;
-        // Backward errors of both against our G (symmetrized by the solve)
-        // and c recomputed.
-        let mut c = cuda.alloc::<f64>(m)?;
-        let mut w = cuda.alloc::<f64>(n)?;
-        cuda.copy(View::dense(&b, n, 1)?, ViewMut::dense(&mut w, n, 1)?)?;
-        for _ in 0..2 {
-            cuda.scale_rows(View::dense(&d, n, 1)?, ViewMut::dense(&mut w, n, 1)?)?;
-        }
-        let av = View::dense(&a, m, n)?;
-        cuda.gemm(1.0, av, Op::NoTrans, View::dense(&w, n, 1)?, Op::NoTrans, 0.0, ViewMut::dense(&mut c, m, 1)?)?;
-        // The vendor's dpotrf + dpotrs on our G and c: isolates refinement
-        // from the rounding differences of forming G two ways (both are
-        // O(u‖G‖), worth about κ(G)·u in x).
-        let mut g_copy = cuda.alloc::<f64>(m * m)?;
-        cuda.copy(View::dense(&g_ours, m, m)?, ViewMut::dense(&mut g_copy, m, m)?)?;
-        let mut x_same_g = cuda.alloc::<f64>(m)?;
-        cuda.copy(View::dense(&c, m, 1)?, ViewMut::dense(&mut x_same_g, m, 1)?)?;
-        chol.factor(cuda, &mut g_copy)?;
-        if chol.info(cuda)? != 0 {
-            return Err(Error::Device(format!("m = {m}: dpotrf of our G failed (info {})", chol.info(cuda)?)));
-        }
-        chol.solve(cuda, &g_copy, &mut x_same_g, 1)?;
-        drop(g_copy);
-        cuda.copy(View::dense(&x, m, 1)?, ViewMut::dense(&mut diff, m, 1)?)?;
-        cuda.axpy(-1.0, View::dense(&x_same_g, m, 1)?, ViewMut::dense(&mut diff, m, 1)?)?;
-        let rel_error_same_g = fro(&diff)? / fro(&x_same_g)?;
-        let ours_be = backward_error(cuda, m, &g_ours, &c, &x)?;
-        let vendor_be = backward_error(cuda, m, &g_ours, &c, &x_vendor)?;
+        drop(scaled);
+        let (x, report) = x_ours.ok_or_else(|| Error::Device("no timed run".into()))?;
+        let host = |v: &CudaBuffer<f64>| -> Result<Vec<f64>> {
+            let mut h = vec![0.0; m];
+            cuda.download(v, &mut h)?;
+            Ok(h)
+        };
+        let (xo, xv) = (host(&x)?, host(&x_vendor)?);
+        let x_ref = reference(cuda, (m, n), (&a_host, &d_host, &b_host), &mut chol, &g_vendor, &x_vendor)?;
+        let (rel_error, ours_vs_ref, vendor_vs_ref) =
+            (rel_error(&xo, &xv), rel_error(&xo, &x_ref), rel_error(&xv, &x_ref));
+        // Backward errors of both, with ‖G‖∞ of an FP64 G.
+        let mut g = cuda.alloc::<f64>(m * m)?;
+        let problem = Problem { a: View::dense(&a, m, n)?, d: View::dense(&d, n, 1)?, b: View::dense(&b, n, 1)? };
+        cuda.scaled_syrk(Uplo::Lower, 1.0, problem.a, problem.d, 0.0, ViewMut::dense(&mut g, m, m)?)?;
+        cuda.symmetrize(Uplo::Lower, ViewMut::dense(&mut g, m, m)?)?;
+        let g_norm = cuda.norm(Norm::Inf, View::dense(&g, m, m)?)?;
+        let (ours_be, vendor_be) =
+            (problem.relative_residual(cuda, &x, g_norm)?, problem.relative_residual(cuda, &x_vendor, g_norm)?);
         let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
         let (mm, nn) = (m as f64, n as f64);
         println!(
-            "wls m = {m}, n = {n}: ours {t_ours:.2} ms (gram {:.2}, f32 factor {:.2}, refinement {:.2}, condition estimate {:.2}, fallback {:.2}; {path}), \
-             vendor {t_vendor:.2} ms, ratio {:.2}; ‖x − x_FP64‖/‖x_FP64‖ = {rel_error:.2e} (target ≤ 1e-12; \
-             {rel_error_same_g:.2e} against dpotrf/dpotrs on our G); backward errors {ours_be:.2e} (ours), {vendor_be:.2e} (vendor)",
+            "wls m = {m}, n = {n}: ours {t_ours:.2} ms (gram {:.2}, f32 factor {:.2}, refinement {:.2} in {} steps, \
+             condition estimate {:.2} (κ₁ ≈ {:.1e}), fallback {:.2}; {}), vendor {t_vendor:.2} ms, ratio {:.2}; \
+             ‖x − x_FP64‖/‖x_FP64‖ = {rel_error:.2e} (target ≤ 1e-12); against a reference refined in \
+             double-double: ours {ours_vs_ref:.2e}, vendor {vendor_vs_ref:.2e}; backward errors {ours_be:.2e} (ours), \
+             {vendor_be:.2e} (vendor)",
             ms(timings.gram),
             ms(timings.factor),
             ms(timings.refine),
+            report.iterations,
             ms(timings.condition),
+            report.condition,
             ms(timings.fallback),
+            report.path,
             t_vendor / t_ours
         );
         rows.push(record(
@@ -169,16 +183,19 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             json!({
                 "cols": n,
                 "rel_error_vs_fp64": rel_error,
-                "rel_error_vs_fp64_same_g": rel_error_same_g,
+                "rel_error_vs_reference": ours_vs_ref,
+                "vendor_rel_error_vs_reference": vendor_vs_ref,
                 "gpumat_backward_error": ours_be,
                 "vendor_backward_error": vendor_be,
-                "path": path,
+                "path": report.path,
+                "iterations": report.iterations,
+                "condition_estimate": report.condition,
                 "gram_ms": ms(timings.gram),
                 "factor_ms": ms(timings.factor),
                 "refine_ms": ms(timings.refine),
                 "condition_ms": ms(timings.condition),
                 "fallback_ms": ms(timings.fallback),
-                "gpumat_bytes": 8 * (m * n + m * m) + 4 * m * m,
+                "gpumat_bytes": 8 * m * n + 4 * m * m + 4 * 4 * m * gpumat::backend::cuda::scaled_gram::SplitPlan::new(m, n).kb,
                 "vendor_bytes": 8 * (2 * m * n + m * m) + chol.workspace_bytes(),
             }),
         ));
