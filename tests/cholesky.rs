@@ -429,3 +429,73 @@ fn repeated_factorizations_of_one_buffer() {
     let dev = device();
     gpumat::with_backend!(dev, be => repeated_factorizations(be));
 }
+
+/// `invert_lower` on a block inside a larger buffer: `L` is a lower
+/// triangle with diagonal in [1, 2) and entries below in [−1, 1)/√n (well
+/// conditioned). Bound: `‖L·X − I‖_F ≤ 4·n·u·‖L‖_F·‖X‖_F`, with `L·X`
+/// formed on the host in f64 from the values the device holds; the strict
+/// upper triangle of the block must be zero and the padding keep its bits.
+fn inverse_case<B: Backend, T: Scalar>(be: &B, n: usize) {
+    use rand::Rng;
+    let mut g = rng(n as u64 + 5);
+    let scale = 1.0 / (n as f64).sqrt();
+    let l: Vec<f64> = (0..n * n)
+        .map(|p| {
+            let (i, j) = (p % n, p / n);
+            if i == j {
+                g.random_range(1.0..2.0)
+            } else if i > j {
+                g.random_range(-1.0..1.0) * scale
+            } else {
+                f64::NAN
+            }
+        })
+        .map(|v| T::from_f64(v).to_f64())
+        .collect();
+    let block = Block { offset: 3, rows: n, cols: n, ld: n + 2 };
+    let mut data = vec![T::from_f64(7.0); 3 + (n + 2) * n + 1];
+    for j in 0..n {
+        for i in 0..n {
+            data[block.index(i, j)] = T::from_f64(l[i + j * n]);
+        }
+    }
+    let mut buf = be.upload(&data).unwrap();
+    cholesky::invert_lower(be, &BufferMut::new(&mut buf), block).unwrap();
+    let mut out = data.clone();
+    be.download(&buf, &mut out).unwrap();
+    let x = |i: usize, j: usize| out[block.index(i, j)].to_f64();
+    let (mut res, mut nl, mut nx) = (0.0, 0.0, 0.0);
+    for j in 0..n {
+        for i in 0..n {
+            if i < j {
+                assert_eq!(x(i, j), 0.0, "n = {n}: X({i}, {j}) above the diagonal");
+                continue;
+            }
+            let lx: f64 = (j..=i).map(|k| l[i + k * n] * x(k, j)).sum();
+            let want = if i == j { 1.0 } else { 0.0 };
+            res += (lx - want).powi(2);
+            nl += l[i + j * n].powi(2);
+            nx += x(i, j).powi(2);
+        }
+    }
+    let bound = 4.0 * n as f64 * u::<T>() * (nl * nx).sqrt();
+    assert!(res.sqrt() <= bound, "{} n = {n}: ‖LX − I‖ = {:e} > {bound:e}", T::NAME, res.sqrt());
+    for (p, (a, b)) in out.iter().zip(&data).enumerate() {
+        let inside = p >= block.offset && (p - block.offset) % block.ld < n && (p - block.offset) / block.ld < n;
+        if !inside {
+            assert_eq!(a.to_f64().to_bits(), b.to_f64().to_bits(), "n = {n}: padding entry {p} changed");
+        }
+    }
+}
+
+#[test]
+fn the_inverse_of_a_factor_within_the_bound() {
+    let dev = device();
+    // One leaf (128), a leaf and a bit, and several levels of halving.
+    gpumat::with_backend!(dev, be => {
+        for n in [1, 5, 128, 129, 300, 700] {
+            inverse_case::<_, f32>(be, n);
+            inverse_case::<_, f64>(be, n);
+        }
+    });
+}

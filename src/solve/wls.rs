@@ -11,7 +11,8 @@
 //! that factor, and each step computes the residual `r = A·D²·(b − Aᵀx)`
 //! (which is `c − G·x`) from `A` itself with every sum in double-double
 //! ([`Backend::weighted_residual`]), solves for the correction with the
-//! low-precision factor and adds it. The residual never goes through a
+//! low-precision factor (by its inverse, two matrix–vector products: see
+//! [`cholesky::invert_lower`]) and adds it. The residual never goes through a
 //! rounded `G`, so the iteration converges to the solution of the data, not
 //! of an FP64 `G`: its forward error is about `u₆₄`, not the `κ(G)·u₆₄` of
 //! an FP64 Cholesky solve, and `G` is never needed in FP64 (half the memory
@@ -28,7 +29,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -50,7 +51,7 @@ pub enum Stopping {
     /// LAPACK's `dsposv` does: scale-invariant, and reachable in FP64. Once
     /// it holds, steps continue until the error left after the last
     /// correction (estimated from the last two corrections' ratio) is below
-    /// `√m·ε₆₄·‖x‖∞` too, or the residual stops halving.
+    /// `√m·ε₆₄·‖x‖∞` too, or the corrections stop halving.
     Backward,
     /// The seed's test as printed, `‖r‖₂/‖x‖₂ ≤ ε`, with the given absolute
     /// `ε` (the paper used `1e−8`); depends on the scale of the data.
@@ -128,7 +129,7 @@ impl std::fmt::Display for WlsPath {
 pub struct WlsTimings {
     /// Forming `G = A·D²·Aᵀ` in the precision it is factored in.
     pub gram: Duration,
-    /// Factoring `G`.
+    /// Factoring `G` and inverting the factor.
     pub factor: Duration,
     /// The first solve and the refinement steps.
     pub refine: Duration,
@@ -337,7 +338,8 @@ fn fp64<B: Backend>(
     Ok(outcome)
 }
 
-/// Cholesky of the `m × m` `G` in place, `L` in its lower triangle; or the
+/// Cholesky of the `m × m` `G` in place and then `L⁻¹` in its place
+/// (dense, zero above the diagonal: see [`cholesky::invert_lower`]); or the
 /// column (1-based) where the factorization broke down.
 fn factor_in_place<B: Backend, T: Scalar>(
     be: &B,
@@ -347,18 +349,33 @@ fn factor_in_place<B: Backend, T: Scalar>(
 ) -> Result<std::result::Result<(), usize>> {
     let mut info = be.upload(&[0i32])?;
     let mut status = ViewMut::dense(&mut info, 1, 1)?;
-    cholesky::factor_in_place(be, Uplo::Lower, &BufferMut::new(g), Block::dense(m, m), &mut status, 0, params)?;
+    let g = BufferMut::new(g);
+    cholesky::factor_in_place(be, Uplo::Lower, &g, Block::dense(m, m), &mut status, 0, params)?;
     let mut first = [0i32];
     be.download(&info, &mut first)?;
-    Ok(if first[0] == 0 { Ok(()) } else { Err(first[0] as usize) })
+    if first[0] != 0 {
+        return Ok(Err(first[0] as usize));
+    }
+    cholesky::invert_lower(be, &g, Block::dense(m, m))?;
+    Ok(Ok(()))
 }
 
-/// `v := G⁻¹·v` in place with the factor in `T` (the vector is rounded to
-/// `T`, solved, and widened back).
-fn correct<B: Backend, T: Scalar>(be: &B, l: &B::Buffer<T>, m: usize, v: &mut B::Buffer<f64>) -> Result<()> {
-    let mut low = be.alloc::<T>(m)?;
+/// `v := G⁻¹·v = L⁻ᵀ·(L⁻¹·v)` in place with `L⁻¹` in `T` (the vector is
+/// rounded to `T`, multiplied, and widened back).
+fn correct<B: Backend, T: Scalar>(be: &B, inverse: &B::Buffer<T>, m: usize, v: &mut B::Buffer<f64>) -> Result<()> {
+    let (mut low, mut y) = (be.alloc::<T>(m)?, be.alloc::<T>(m)?);
+    let inverse = View::dense(inverse, m, m)?;
     be.cast(View::dense(v, m, 1)?, ViewMut::dense(&mut low, m, 1)?)?;
-    cholesky::solve_in_place(be, Uplo::Lower, View::dense(l, m, m)?, ViewMut::dense(&mut low, m, 1)?)?;
+    be.gemm(
+        T::ONE,
+        inverse,
+        Op::NoTrans,
+        View::dense(&low, m, 1)?,
+        Op::NoTrans,
+        T::ZERO,
+        ViewMut::dense(&mut y, m, 1)?,
+    )?;
+    be.gemm(T::ONE, inverse, Op::Trans, View::dense(&y, m, 1)?, Op::NoTrans, T::ZERO, ViewMut::dense(&mut low, m, 1)?)?;
     be.cast(View::dense(&low, m, 1)?, ViewMut::dense(v, m, 1)?)
 }
 
@@ -401,17 +418,17 @@ fn refine<B: Backend, T: Scalar>(
         let converged = match params.stopping {
             // dsposv's backward test, and a forward one: the error left
             // after the last correction δₖ is about ρ·‖δₖ‖/(1 − ρ) with the
-            // contraction ρ = ‖δₖ‖/‖δₖ₋₁‖ (the residual is exact to u, so
-            // nothing stops the iteration short of the solution). Steps
-            // also stop once the residual no longer halves.
+            // contraction ρ = ‖δₖ‖/‖δₖ₋₁‖. The residual is exact to u, but
+            // x is stored in FP64, so the relative residual levels off near
+            // u while the error is still up to κ(G)·u: the corrections, not
+            // the residual, say when to stop (as LAPACK's xGERFSX). Steps
+            // also stop once the corrections no longer halve.
             Stopping::Backward => {
-                let previous = history.last().copied().unwrap_or(f64::INFINITY);
-                let forward = match steps[..] {
-                    [.., a, b] if b < a => b * (b / a) / (1.0 - b / a) <= tolerance * x_norm,
-                    _ => false,
+                let (forward, stalled) = match steps[..] {
+                    [.., a, b] => (b < a && b * (b / a) / (1.0 - b / a) <= tolerance * x_norm, b > 0.5 * a),
+                    _ => (false, false),
                 };
-                relative == 0.0
-                    || within_tolerance && (forward || relative > 0.5 * previous || iteration == params.max_iterations)
+                relative == 0.0 || within_tolerance && (forward || stalled || iteration == params.max_iterations)
             }
             Stopping::Absolute(eps) => {
                 let r2 = be.norm(Norm::Frobenius, View::dense(&r, m, 1)?)?;
@@ -473,7 +490,7 @@ fn refine<B: Backend, T: Scalar>(
     )))
 }
 
-/// Estimate of `‖G⁻¹‖₁` from the Cholesky factor in `T`: Hager's method
+/// Estimate of `‖G⁻¹‖₁` from the inverse Cholesky factor in `T`: Hager's method
 /// as refined by Higham (LAPACK's `dlacn2`), a handful of solves. `G⁻¹` is
 /// symmetric, so the transposed solves are the same solves.
 fn inverse_norm1<B: Backend, T: Scalar>(be: &B, l: &B::Buffer<T>, m: usize) -> Result<f64> {

@@ -342,11 +342,10 @@ impl Cuda {
 
     /// `C := A·D²·Aᵀ` in `f32` from FP64 `A` by three TF32 products
     /// (`kernels/split.cu`): for each panel of `kb` columns, `split_tf32`
-    /// writes `[lo | hi | hi | lo]` of `A_p·D_p`, and for each block row of
-    /// `nb` rows one `gemm` of depth `3·kb` on the tensor cores adds
-    /// `hi·loᵀ + hi·hiᵀ + lo·hiᵀ` to the block row's lower part (the
-    /// diagonal block whole). The upper triangle is then mirrored from the
-    /// lower.
+    /// writes `[lo | hi | hi | lo]` of `A_p·D_p`, and `gemm`s of depth
+    /// `3·kb` on the tensor cores add `hi·loᵀ + hi·hiᵀ + lo·hiᵀ` to the
+    /// squares of [`lower_cover`], a few strided batches per panel. The
+    /// upper triangle is then mirrored from the lower.
     pub(super) fn scaled_syrk_f32_impl(
         &self,
         a: View<'_, Cuda, f64>,
@@ -365,16 +364,17 @@ impl Cuda {
         let w = self.buffer::<f32>(4 * n * plan.kb, false)?;
         let av = Dev { ptr: raw(&a), ld: a.block().ld };
         let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
+        let wd = Dev { ptr: w.ptr, ld: n };
         let db = d.block();
         let incd = if db.cols == 1 { 1 } else { db.ld };
         let dim = |v| blas::dim("scaled_syrk_f32", v);
         let (ld_c, ld_w) = (dim(cv.ld)?, dim(n)?);
+        let cover = lower_cover(n, plan.leaf);
         let h = *self.blas.handle();
         for c0 in (0..k).step_by(plan.kb) {
             let cols = plan.kb.min(k - c0);
-            let blocks = n.div_ceil(super::BLOCK).min(64);
             let cfg = cudarc::driver::LaunchConfig {
-                grid_dim: (blocks as u32, cols as u32, 1),
+                grid_dim: (n.div_ceil(super::BLOCK).min(64) as u32, cols as u32, 1),
                 block_dim: (super::BLOCK as u32, 1, 1),
                 shared_mem_bytes: 0,
             };
@@ -390,19 +390,18 @@ impl Cuda {
             ];
             self.launch("split", "split_tf32_f64", cfg, &args)?;
             let beta = if c0 == 0 { 0.0f32 } else { 1.0 };
-            for r0 in (0..n).step_by(plan.nb) {
-                let rb = plan.nb.min(n - r0);
-                let wd = Dev { ptr: w.ptr, ld: n };
-                // SAFETY: W is n × 4·cols (ld n), C's block row r0..r0+rb
-                // up to column r0+rb lies in the checked C.
+            for t in &cover {
+                // SAFETY: W is n × 4·cols (ld n); every square of the cover
+                // lies in the checked n × n block C.
                 unsafe {
                     tf32_gemm_nt(
                         h,
-                        (dim(rb)?, dim(r0 + rb)?, dim(3 * cols)?),
-                        (wd.at(r0, cols, 4), ld_w),
-                        (wd.at(0, 0, 4), ld_w),
+                        (dim(t.rows)?, dim(t.cols)?, dim(3 * cols)?),
+                        (wd.at(t.row, cols, 4), ld_w),
+                        (wd.at(t.col, 0, 4), ld_w),
                         beta,
-                        (cv.at(r0, 0, 4), ld_c),
+                        (cv.at(t.row, t.col, 4), ld_c),
+                        (t.count, t.step, t.step * (cv.ld + 1)),
                     )?;
                 }
             }
@@ -411,30 +410,76 @@ impl Cuda {
     }
 }
 
-/// How `scaled_syrk_f32` is cut: panels of `kb` columns of `A`, block rows
-/// of `nb` rows of `C`.
+/// `count` squares of `C` (`rows × cols`), the first at `(row, col)`, each
+/// `step` rows and `step` columns after the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Squares {
+    pub row: usize,
+    pub col: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub count: usize,
+    pub step: usize,
+}
+
+/// Blocks that cover the lower triangle of an `n × n` matrix once (and the
+/// diagonal blocks whole), as a few strided batches: the diagonal leaves of
+/// order `leaf`, and for `h = leaf, 2·leaf, …` the squares below the
+/// diagonal that join two neighbouring halves of a dyadic interval, rows
+/// `[(2j+1)h, (2j+2)h)` by columns `[2jh, (2j+1)h)` (the last one cut at
+/// row `n`). Most of the work is in a few large squares.
+pub fn lower_cover(n: usize, leaf: usize) -> Vec<Squares> {
+    let leaf = leaf.clamp(1, n.max(1));
+    let mut out = vec![];
+    let full = n / leaf;
+    if full > 0 {
+        out.push(Squares { row: 0, col: 0, rows: leaf, cols: leaf, count: full, step: leaf });
+    }
+    if !n.is_multiple_of(leaf) {
+        let r = full * leaf;
+        out.push(Squares { row: r, col: r, rows: n - r, cols: n - r, count: 1, step: 0 });
+    }
+    let mut h = leaf;
+    while h < n {
+        let full = n / (2 * h);
+        if full > 0 {
+            out.push(Squares { row: h, col: 0, rows: h, cols: h, count: full, step: 2 * h });
+        }
+        let r = (2 * full + 1) * h;
+        if r < n {
+            out.push(Squares { row: r, col: 2 * full * h, rows: n - r, cols: h, count: 1, step: 0 });
+        }
+        h *= 2;
+    }
+    out
+}
+
+/// How `scaled_syrk_f32` is cut: panels of `kb` columns of `A`, diagonal
+/// leaves of order `leaf`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitPlan {
     pub kb: usize,
-    pub nb: usize,
+    pub leaf: usize,
 }
 
 impl SplitPlan {
-    /// `kb = k/64` within 64..=256: the `4·n·kb` workspace of `f32` is
-    /// `2·kb/k` of an FP64 `A` (3 % at `k = 16384`), and depth `3·kb ≥ 192`
-    /// keeps the `gemm`s on the tensor cores efficient. `nb = n/8` rounded
-    /// to 64 within 256..=1024: the work above the diagonal of the diagonal
-    /// blocks is `nb/n` of the total. `GPUMAT_SPLIT_KB` and
-    /// `GPUMAT_SPLIT_NB` override them (benchmarks).
+    /// `kb = k/16` within 64..=1024: the `4·n·kb` workspace of `f32` is
+    /// `2·kb/k` of an FP64 `A` (12.5 %), and depth `3·kb`
+    /// (3072 for large `k`) keeps each pass over `C` (read and written
+    /// once per panel) short next to its arithmetic. `leaf = n/8` rounded
+    /// to 64 within 256..=1024: the work above the diagonal of the leaves
+    /// is `leaf/(2n)` of the total. `GPUMAT_SPLIT_KB` and `GPUMAT_SPLIT_LEAF`
+    /// override them (benchmarks).
     pub fn new(n: usize, k: usize) -> SplitPlan {
-        let kb = env_usize("GPUMAT_SPLIT_KB").unwrap_or((k / 64).clamp(64, 256)).clamp(1, k.max(1));
-        let nb = env_usize("GPUMAT_SPLIT_NB").unwrap_or((n / 8 / 64 * 64).clamp(256, 1024)).clamp(1, n.max(1));
-        SplitPlan { kb, nb }
+        let kb = env_usize("GPUMAT_SPLIT_KB").unwrap_or((k / 16).clamp(64, 1024)).clamp(1, k.max(1));
+        let leaf = env_usize("GPUMAT_SPLIT_LEAF").unwrap_or((n / 8 / 64 * 64).clamp(256, 1024)).clamp(1, n.max(1));
+        SplitPlan { kb, leaf }
     }
 }
 
 /// `C := A·Bᵀ + β·C` for `f32` `A` (`m × k`), `B` (`n × k`) on the tensor
-/// cores in TF32 (inputs taken as TF32, products and sums in FP32).
+/// cores in TF32 (inputs taken as TF32, products and sums in FP32), for
+/// `count` blocks `step` entries apart (`C`'s `stride_c`).
 unsafe fn tf32_gemm_nt(
     h: sys::cublasHandle_t,
     (m, n, k): (i32, i32, i32),
@@ -442,14 +487,17 @@ unsafe fn tf32_gemm_nt(
     (b, ldb): (u64, i32),
     beta: f32,
     (c, ldc): (u64, i32),
+    (count, step, stride_c): (usize, usize, usize),
 ) -> Result<()> {
     use sys::cudaDataType::CUDA_R_32F;
     let alpha = 1.0f32;
     let (al, be) = (&alpha as *const f32, &beta as *const f32);
     let (ta, tb) = (blas::op(Op::NoTrans), blas::op(Op::Trans));
+    let (step, stride_c) = (step as i64, stride_c as i64);
+    let count = blas::dim("gemm (TF32)", count)?;
     // SAFETY: the caller passes device blocks of these shapes of f32.
     let s = unsafe {
-        sys::cublasGemmEx(
+        sys::cublasGemmStridedBatchedEx(
             h,
             ta,
             tb,
@@ -460,16 +508,60 @@ unsafe fn tf32_gemm_nt(
             a as _,
             CUDA_R_32F,
             lda,
+            step,
             b as _,
             CUDA_R_32F,
             ldb,
+            step,
             be as _,
             c as _,
             CUDA_R_32F,
             ldc,
+            stride_c,
+            count,
             sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
             sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
         )
     };
     blas::status("gemm (TF32)", s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lower_cover;
+
+    /// Every entry of the lower triangle once, every diagonal block whole,
+    /// nothing outside the matrix.
+    #[test]
+    fn the_cover_tiles_the_lower_triangle_once() {
+        for n in [1, 2, 5, 63, 64, 65, 300, 1000, 1024, 1500, 4096, 5000] {
+            for leaf in [1, 7, 64, 256, 1024] {
+                let mut hits = vec![0u8; n * n];
+                for s in lower_cover(n, leaf) {
+                    for b in 0..s.count {
+                        let (r0, c0) = (s.row + b * s.step, s.col + b * s.step);
+                        assert!(
+                            r0 + s.rows <= n && c0 + s.cols <= n,
+                            "n = {n}, leaf = {leaf}: {s:?} leaves the matrix"
+                        );
+                        for j in c0..c0 + s.cols {
+                            for i in r0..r0 + s.rows {
+                                hits[i + j * n] += 1;
+                            }
+                        }
+                    }
+                }
+                for j in 0..n {
+                    for i in j..n {
+                        assert_eq!(
+                            hits[i + j * n],
+                            1,
+                            "n = {n}, leaf = {leaf}: ({i}, {j}) covered {} times",
+                            hits[i + j * n]
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

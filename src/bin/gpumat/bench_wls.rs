@@ -8,6 +8,8 @@
 //! against the vendor's FP64 solve (target ≤ 1e−12), the normal-equations
 //! backward error of both, and where our time goes.
 
+use std::time::Duration;
+
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Cpu, Norm, Op, View, ViewMut};
 use gpumat::layout::Uplo;
@@ -107,6 +109,22 @@ fn reference(
     Ok(x)
 }
 
+/// Each phase's median over the runs (warm-up runs included).
+fn median_phases(runs: &[WlsTimings]) -> WlsTimings {
+    let median = |f: fn(&WlsTimings) -> Duration| {
+        let mut v: Vec<Duration> = runs.iter().map(f).collect();
+        v.sort();
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    };
+    WlsTimings {
+        gram: median(|t| t.gram),
+        factor: median(|t| t.factor),
+        refine: median(|t| t.refine),
+        condition: median(|t| t.condition),
+        fallback: median(|t| t.fallback),
+    }
+}
+
 /// `‖x − y‖₂/‖y‖₂` on the host.
 fn rel_error(x: &[f64], y: &[f64]) -> f64 {
     crate::wls_table::rel_error(x, y)
@@ -122,13 +140,15 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let mut chol = vendor::DenseCholesky::new(cuda, m)?;
         let (mut scaled, mut g_vendor) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * m)?);
         let (mut db, mut x_vendor) = (cuda.alloc::<f64>(n)?, cuda.alloc::<f64>(m)?);
-        let mut timings = WlsTimings::default();
+        let mut runs: Vec<WlsTimings> = vec![];
         let mut x_ours = None;
         let (t_ours, t_vendor) = side_by_side(
             cuda,
             args.reps,
             || {
+                let mut timings = WlsTimings::default();
                 x_ours = Some(ours(cuda, (m, n), data, &mut timings)?);
+                runs.push(timings);
                 Ok(())
             },
             || vendor_pipeline(cuda, (m, n), data, &mut chol, &mut scaled, &mut g_vendor, &mut db, &mut x_vendor),
@@ -155,6 +175,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let g_norm = cuda.norm(Norm::Inf, View::dense(&g, m, m)?)?;
         let (ours_be, vendor_be) =
             (problem.relative_residual(cuda, &x, g_norm)?, problem.relative_residual(cuda, &x_vendor, g_norm)?);
+        let timings = median_phases(&runs);
         let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
         let (mm, nn) = (m as f64, n as f64);
         println!(
