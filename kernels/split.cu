@@ -35,3 +35,80 @@ extern "C" __global__ void split_tf32_f64(const double* __restrict__ a, long lon
         w[i + (3 * cols + j) * ldw] = lo;
     }
 }
+
+// The same in IEEE half precision ("3xFP16", twice the tensor-core rate of
+// TF32 on an H100), which has the same 10 stored mantissa bits but a range
+// of only 2⁻²⁴ … 65504: each row i of A·D is first scaled by a power of two
+// s_i that puts its largest entry in [2¹⁴, 2¹⁵), so that hi never
+// overflows and lo (2⁻¹¹ below) stays normal for entries within 2⁻¹⁴ of the
+// row's largest. G is then s_i·s_j·(A·D²·Aᵀ)_ij, accumulated in FP32 (at
+// most k·2³⁰), and unscale_symmetrize takes the scales out exactly.
+
+// Round to nearest in half precision, as bits (no header needed).
+__device__ __forceinline__ unsigned short to_half(float v) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    return h;
+}
+
+__device__ __forceinline__ float from_half(unsigned short h) {
+    float v;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(v) : "h"(h));
+    return v;
+}
+
+// part[c·rows + i] = max over chunk c's columns j of |a(i, j)·d_j|.
+// Grid = (ceil(rows / 256), chunks); chunk c takes columns [c·cols, (c+1)·cols).
+extern "C" __global__ void row_max_f64(const double* __restrict__ a, long long lda, const double* __restrict__ d,
+                                       long long incd, long long rows, long long n, long long cols,
+                                       double* __restrict__ part) {
+    const long long i = (long long)blockIdx.x * BLOCK + threadIdx.x;
+    if (i >= rows) return;
+    const long long j0 = (long long)blockIdx.y * cols, j1 = min(n, j0 + cols);
+    double m = 0.0;
+    for (long long j = j0; j < j1; ++j) m = fmax(m, fabs(a[i + j * lda] * d[j * incd]));
+    part[blockIdx.y * rows + i] = m;
+}
+
+// scale[i] = 2^(14 − e) for the largest |a(i, j)·d_j| = 2^e·f, 1 ≤ f < 2
+// (1 for a zero row). Grid = ceil(rows / 256).
+extern "C" __global__ void row_scale_f64(const double* __restrict__ part, long long rows, long long chunks,
+                                         double* __restrict__ scale) {
+    const long long i = (long long)blockIdx.x * BLOCK + threadIdx.x;
+    if (i >= rows) return;
+    double m = 0.0;
+    for (long long c = 0; c < chunks; ++c) m = fmax(m, part[c * rows + i]);
+    scale[i] = m > 0.0 ? ldexp(1.0, 14 - ilogb(m)) : 1.0;
+}
+
+// As split_tf32_f64, in half precision, of s_i·a(i, j)·d_j.
+extern "C" __global__ void split_f16_f64(const double* __restrict__ a, long long lda, const double* __restrict__ d,
+                                         long long incd, const double* __restrict__ scale, long long rows,
+                                         long long cols, unsigned short* __restrict__ w, long long ldw) {
+    const long long j = blockIdx.y;
+    const double dj = d[j * incd];
+    const double* col = a + j * lda;
+    for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < rows; i += (long long)gridDim.x * BLOCK) {
+        const double v = col[i] * dj * scale[i];
+        const unsigned short hi = to_half((float)v);
+        const unsigned short lo = to_half((float)(v - (double)from_half(hi)));
+        w[i + j * ldw] = lo;
+        w[i + (cols + j) * ldw] = hi;
+        w[i + (2 * cols + j) * ldw] = hi;
+        w[i + (3 * cols + j) * ldw] = lo;
+    }
+}
+
+// c(i, j) := c(i, j) / (s_i·s_j) on the lower triangle (exact: powers of
+// two), mirrored onto the upper one. Grid-stride over the n x n entries.
+extern "C" __global__ void unscale_symmetrize_f32(float* __restrict__ c, long long ldc, long long n,
+                                                  const double* __restrict__ scale) {
+    const long long total = n * n;
+    for (long long k = (long long)blockIdx.x * BLOCK + threadIdx.x; k < total; k += (long long)gridDim.x * BLOCK) {
+        const long long i = k % n, j = k / n;
+        if (i < j) continue;
+        const float v = (float)((double)c[i + j * ldc] / (scale[i] * scale[j]));
+        c[i + j * ldc] = v;
+        c[j + i * ldc] = v;
+    }
+}

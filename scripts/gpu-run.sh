@@ -66,6 +66,9 @@ if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-scaled_gram ]; then
     GPUMAT_SCALED_GRAM_NB=48 GPUMAT_SCALED_GRAM_KC=100 .gpu/bin/test-scaled_gram --test-threads=1 \
         > "$OUT/test-scaled_gram-small-panels.log" 2>&1
     summary+=("test-scaled_gram NB=48 KC=100 (rc $?): $(grep -E '^test result' "$OUT/test-scaled_gram-small-panels.log" | tail -1)")
+    # scaled_syrk_f32 split into TF32 instead of half precision.
+    GPUMAT_SPLIT=tf32 .gpu/bin/test-scaled_gram --test-threads=1 scaled_syrk_f32 > "$OUT/test-scaled_gram-tf32.log" 2>&1
+    summary+=("test-scaled_gram GPUMAT_SPLIT=tf32 (rc $?): $(grep -E '^test result' "$OUT/test-scaled_gram-tf32.log" | tail -1)")
 fi
 # LU again with each panel kernel forced: the cluster, register and
 # shared-memory ones with 32 rows per block (their exchanges on small

@@ -108,6 +108,14 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     }
     // split_tf32_f64(a, lda, d, incd, rows, cols, w, ldw)
     add("split.cu", "split_tf32_f64".into(), vec![P, I64, P, I64, I64, I64, P, I64]);
+    // row_max_f64(a, lda, d, incd, rows, n, cols, part)
+    add("split.cu", "row_max_f64".into(), vec![P, I64, P, I64, I64, I64, I64, P]);
+    // row_scale_f64(part, rows, chunks, scale)
+    add("split.cu", "row_scale_f64".into(), vec![P, I64, I64, P]);
+    // split_f16_f64(a, lda, d, incd, scale, rows, cols, w, ldw)
+    add("split.cu", "split_f16_f64".into(), vec![P, I64, P, I64, P, I64, I64, P, I64]);
+    // unscale_symmetrize_f32(c, ldc, n, scale)
+    add("split.cu", "unscale_symmetrize_f32".into(), vec![P, I64, I64, P]);
     // weighted_misfit_f64(a, lda, m, n, x, incx, b, incb, d, incd, w_hi, w_lo)
     add("residual.cu", "weighted_misfit_f64".into(), vec![P, I64, I64, I64, P, I64, P, I64, P, I64, P, P]);
     // weighted_partials_f64(a, lda, m, n, w_hi, w_lo, cols, part)

@@ -246,9 +246,12 @@ fn syrk_case<B: Backend>(be: &B, uplo: Uplo, (m, k): (usize, usize), alpha: f64,
 
 /// `scaled_syrk_f32`: all of `C` (f32, a strided block whose padding must
 /// keep its bits) against the FP64 reference. Bound, entry by entry:
-/// `2·(k + 16)·u₃₂·(|A|·D²·|A|ᵀ)ᵢⱼ` (FP32 accumulation of `k` terms, and
-/// on tensor cores each factor split as `hi + lo` within `2⁻²²` and the
-/// `lo·lo` term dropped); a single TF32 product (`2⁻¹¹`) would fail it at
+/// `2·(k + 16)·u₃₂·(|A|·D²·|A|ᵀ)ᵢⱼ + 2⁻³⁶·k·Rᵢ·Rⱼ` with `Rᵢ` the largest
+/// `|aᵢₚ·dₚ|` of row `i`: FP32 accumulation of `k` terms, and on tensor
+/// cores each factor split as `hi + lo` within `2⁻²²` of itself (the
+/// `lo·lo` term dropped), or, in half precision with the rows scaled to
+/// `Rᵢ ≈ 2¹⁴`, within `2⁻²²` of itself plus `2⁻³⁹·Rᵢ` (half's smallest
+/// steps). A single TF32 or half product (`2⁻¹¹`) would fail it at
 /// `k = 37`. `C` must be exactly symmetric.
 fn syrk_f32_case<B: Backend>(be: &B, (m, k): (usize, usize)) {
     let case = format!("scaled_syrk_f32 m={m} k={k}");
@@ -269,6 +272,7 @@ fn syrk_f32_case<B: Backend>(be: &B, (m, k): (usize, usize)) {
     let mut out = vec![0f32; len];
     be.download(&cbuf, &mut out).unwrap();
     let c = 2.0 * (k + 16) as f64 * u::<f32>();
+    let row_max: Vec<f64> = (0..m).map(|i| (0..k).map(|p| (a[i + p * m] * d[p]).abs()).fold(0.0, f64::max)).collect();
     for (p, &x) in out.iter().enumerate() {
         let inside = p >= cb.offset && (p - cb.offset) % cb.ld < m && (p - cb.offset) / cb.ld < m;
         if !inside {
@@ -276,7 +280,8 @@ fn syrk_f32_case<B: Backend>(be: &B, (m, k): (usize, usize)) {
             continue;
         }
         let (i, j) = ((p - cb.offset) % cb.ld, (p - cb.offset) / cb.ld);
-        let (want, bound) = (gref[(i, j)], c * abs[(i, j)]);
+        let floor = 2f64.powi(-36) * k as f64 * row_max[i] * row_max[j];
+        let (want, bound) = (gref[(i, j)], c * abs[(i, j)] + floor);
         assert!((f64::from(x) - want).abs() <= bound, "{case}: C({i}, {j}) = {x:e}, want {want:e}, bound {bound:e}");
         assert_eq!(x.to_bits(), out[cb.index(j, i)].to_bits(), "{case}: C({i}, {j}) ≠ C({j}, {i})");
     }

@@ -144,6 +144,7 @@ pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, param
                 problem.relative_residual(be, qr.x.view_on(be)?.buffer(), g_norm)?
             });
             timings.fallback += start.elapsed();
+            timings.total += start.elapsed();
             Ok(WlsSolution {
                 x: qr.x,
                 first_solve: None,

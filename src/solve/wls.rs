@@ -11,8 +11,7 @@
 //! that factor, and each step computes the residual `r = A·D²·(b − Aᵀx)`
 //! (which is `c − G·x`) from `A` itself with every sum in double-double
 //! ([`Backend::weighted_residual`]), solves for the correction with the
-//! low-precision factor (by its inverse, two matrix–vector products: see
-//! [`cholesky::invert_lower`]) and adds it. The residual never goes through a
+//! low-precision factor and adds it. The residual never goes through a
 //! rounded `G`, so the iteration converges to the solution of the data, not
 //! of an FP64 `G`: its forward error is about `u₆₄`, not the `κ(G)·u₆₄` of
 //! an FP64 Cholesky solve, and `G` is never needed in FP64 (half the memory
@@ -29,10 +28,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
 use crate::layout::Uplo;
-use crate::{Result, Scalar};
+use crate::{Error, Result, Scalar};
 
 /// The precision `G` is factored in. TF32 and BF16 (tensor cores, with the
 /// factor stored in `f32`) are meant to join as further variants.
@@ -129,15 +128,19 @@ impl std::fmt::Display for WlsPath {
 pub struct WlsTimings {
     /// Forming `G = A·D²·Aᵀ` in the precision it is factored in.
     pub gram: Duration,
-    /// Factoring `G` and inverting the factor.
+    /// Factoring `G`.
     pub factor: Duration,
     /// The first solve and the refinement steps.
     pub refine: Duration,
-    /// The condition estimate of `G` (a handful of solves with the factor).
+    /// The condition estimate of `G` (a handful of solves with the factor),
+    /// which runs beside the refinement, on the side queue: it overlaps
+    /// `refine` and is not added to `total`.
     pub condition: Duration,
     /// Anything after the low-precision path failed: the FP64 `G`, its
     /// factorization and refinement, or QR.
     pub fallback: Duration,
+    /// The whole solve.
+    pub total: Duration,
 }
 
 /// A weighted least-squares problem on a backend: `A` (`m × n`), the
@@ -212,6 +215,7 @@ pub fn solve<B: Backend>(
     params: WlsParams,
     timings: &mut WlsTimings,
 ) -> Result<NormalOutcome<B>> {
+    let begin = Instant::now();
     let m = problem.a.rows();
     let chol = params.cholesky.unwrap_or_else(|| CholeskyParams::for_order(m));
     let low = match params.precision {
@@ -230,37 +234,63 @@ pub fn solve<B: Backend>(
                 Err(column) => Err(format!(
                     "the f32 Cholesky broke down at column {column}: G is not positive definite in single precision"
                 )),
-                Ok(()) => {
-                    let start = Instant::now();
-                    let refined = refine::<B, f32>(be, problem, g_norm, &g, params)?;
-                    be.synchronize()?;
-                    timings.refine = start.elapsed();
-                    let start = Instant::now();
-                    let outcome = match refined {
-                        Ok(mut s) => {
-                            s.condition = g_norm * inverse_norm1::<B, f32>(be, &g, m)?;
-                            Ok(judge(s, g_norm, params, String::new()))
-                        }
-                        Err(why) => Err(why),
-                    };
-                    be.synchronize()?;
-                    timings.condition = start.elapsed();
-                    outcome
-                }
+                Ok(()) => match refine_and_estimate::<B, f32>(be, problem, g_norm, &g, params, timings)? {
+                    (Ok(mut s), inverse_norm) => {
+                        s.condition = g_norm * inverse_norm;
+                        Ok(judge(s, g_norm, params, String::new()))
+                    }
+                    (Err(why), _) => Err(why),
+                },
             }
         }
     };
-    let reason = match low {
-        Ok(outcome) => return Ok(outcome),
-        Err(reason) => reason,
+    let outcome = match low {
+        Ok(outcome) => outcome,
+        Err(reason) => {
+            let start = Instant::now();
+            let outcome = fp64(be, problem, params, chol, reason, timings)?;
+            be.synchronize()?;
+            if params.precision == Precision::F32 {
+                timings.fallback = start.elapsed();
+            }
+            outcome
+        }
     };
-    let start = Instant::now();
-    let outcome = fp64(be, problem, params, chol, reason, timings)?;
-    be.synchronize()?;
-    if params.precision == Precision::F32 {
-        timings.fallback = start.elapsed();
-    }
+    timings.total = begin.elapsed();
     Ok(outcome)
+}
+
+/// Refinement with the factor `l` on this queue and the estimate of
+/// `‖G⁻¹‖₁` on the side queue, from a second host thread: the estimate
+/// needs only the factor, and both are chains of small dependent steps that
+/// leave the GPU mostly idle. Sets `timings.refine` and `.condition`.
+fn refine_and_estimate<B: Backend, T: Scalar>(
+    be: &B,
+    problem: Problem<'_, B>,
+    g_norm: f64,
+    l: &B::Buffer<T>,
+    params: WlsParams,
+    timings: &mut WlsTimings,
+) -> Result<(std::result::Result<Solved<B>, String>, f64)> {
+    let m = problem.a.rows();
+    let side = be.side()?;
+    side.wait_for(be)?;
+    let start = Instant::now();
+    let (refined, estimate) = std::thread::scope(|scope| {
+        let estimate = scope.spawn(|| {
+            let start = Instant::now();
+            let norm = inverse_norm1::<B, T>(side, l, m);
+            side.synchronize().map(|()| (norm, start.elapsed()))
+        });
+        let refined = refine::<B, T>(be, problem, g_norm, l, params).and_then(|r| be.synchronize().map(|()| r));
+        (refined, estimate.join())
+    });
+    timings.refine = start.elapsed();
+    // `l` is freed on this queue: after the side queue's last use of it.
+    be.wait_for(side)?;
+    let (norm, elapsed) = estimate.map_err(|_| Error::Device("the condition estimate's thread panicked".into()))??;
+    timings.condition = elapsed;
+    Ok((refined?, norm?))
 }
 
 /// A refined solution, unless its condition estimate says the normal
@@ -290,23 +320,18 @@ fn fp64<B: Backend>(
     timings: &mut WlsTimings,
 ) -> Result<NormalOutcome<B>> {
     let m = problem.a.rows();
-    let own = params.precision == Precision::F64;
-    let mut clock = Instant::now();
-    let mut lap = |slot: fn(&mut WlsTimings) -> &mut Duration, be: &B| -> Result<()> {
-        if own {
-            be.synchronize()?;
-            *slot(timings) = clock.elapsed();
-            clock = Instant::now();
-        }
-        Ok(())
-    };
+    let mut scratch = WlsTimings::default();
+    let phases = if params.precision == Precision::F64 { timings } else { &mut scratch };
+    let start = Instant::now();
     let mut g = be.alloc::<f64>(m * m)?;
     be.scaled_syrk(Uplo::Lower, 1.0, problem.a, problem.d, 0.0, ViewMut::dense(&mut g, m, m)?)?;
     be.symmetrize(Uplo::Lower, ViewMut::dense(&mut g, m, m)?)?;
     let g_norm = be.norm(Norm::Inf, View::dense(&g, m, m)?)?;
-    lap(|t| &mut t.gram, be)?;
+    be.synchronize()?;
+    phases.gram = start.elapsed();
+    let start = Instant::now();
     let factored = factor_in_place(be, &mut g, m, chol)?;
-    lap(|t| &mut t.factor, be)?;
+    phases.factor = start.elapsed();
     if let Err(column) = factored {
         return Ok(NormalOutcome::NeedsQr {
             reason: format!(
@@ -320,26 +345,19 @@ fn fp64<B: Backend>(
     // is small wherever the condition limit lets the normal equations be
     // used); more means something is wrong, and QR is the safe answer.
     let fp64_params = WlsParams { max_iterations: params.max_iterations.min(5), ..params };
-    let refined = refine::<B, f64>(be, problem, g_norm, &g, fp64_params)?;
-    lap(|t| &mut t.refine, be)?;
-    let outcome = match refined {
+    let (refined, inverse_norm) = refine_and_estimate::<B, f64>(be, problem, g_norm, &g, fp64_params, phases)?;
+    let condition = g_norm * inverse_norm;
+    Ok(match refined {
         Ok(mut s) => {
-            s.condition = g_norm * inverse_norm1::<B, f64>(be, &g, m)?;
+            s.condition = condition;
             s.path = WlsPath::Fp64 { reason: reason.clone() };
             judge(s, g_norm, params, reason)
         }
-        Err(why) => NormalOutcome::NeedsQr {
-            reason: format!("{reason}; FP64 refinement: {why}"),
-            condition: g_norm * inverse_norm1::<B, f64>(be, &g, m)?,
-            g_norm,
-        },
-    };
-    lap(|t| &mut t.condition, be)?;
-    Ok(outcome)
+        Err(why) => NormalOutcome::NeedsQr { reason: format!("{reason}; FP64 refinement: {why}"), condition, g_norm },
+    })
 }
 
-/// Cholesky of the `m × m` `G` in place and then `L⁻¹` in its place
-/// (dense, zero above the diagonal: see [`cholesky::invert_lower`]); or the
+/// Cholesky of the `m × m` `G` in place, `L` in its lower triangle; or the
 /// column (1-based) where the factorization broke down.
 fn factor_in_place<B: Backend, T: Scalar>(
     be: &B,
@@ -349,33 +367,18 @@ fn factor_in_place<B: Backend, T: Scalar>(
 ) -> Result<std::result::Result<(), usize>> {
     let mut info = be.upload(&[0i32])?;
     let mut status = ViewMut::dense(&mut info, 1, 1)?;
-    let g = BufferMut::new(g);
-    cholesky::factor_in_place(be, Uplo::Lower, &g, Block::dense(m, m), &mut status, 0, params)?;
+    cholesky::factor_in_place(be, Uplo::Lower, &BufferMut::new(g), Block::dense(m, m), &mut status, 0, params)?;
     let mut first = [0i32];
     be.download(&info, &mut first)?;
-    if first[0] != 0 {
-        return Ok(Err(first[0] as usize));
-    }
-    cholesky::invert_lower(be, &g, Block::dense(m, m))?;
-    Ok(Ok(()))
+    Ok(if first[0] == 0 { Ok(()) } else { Err(first[0] as usize) })
 }
 
-/// `v := G⁻¹·v = L⁻ᵀ·(L⁻¹·v)` in place with `L⁻¹` in `T` (the vector is
-/// rounded to `T`, multiplied, and widened back).
-fn correct<B: Backend, T: Scalar>(be: &B, inverse: &B::Buffer<T>, m: usize, v: &mut B::Buffer<f64>) -> Result<()> {
-    let (mut low, mut y) = (be.alloc::<T>(m)?, be.alloc::<T>(m)?);
-    let inverse = View::dense(inverse, m, m)?;
+/// `v := G⁻¹·v` in place with the factor in `T` (the vector is rounded to
+/// `T`, solved, and widened back).
+fn correct<B: Backend, T: Scalar>(be: &B, l: &B::Buffer<T>, m: usize, v: &mut B::Buffer<f64>) -> Result<()> {
+    let mut low = be.alloc::<T>(m)?;
     be.cast(View::dense(v, m, 1)?, ViewMut::dense(&mut low, m, 1)?)?;
-    be.gemm(
-        T::ONE,
-        inverse,
-        Op::NoTrans,
-        View::dense(&low, m, 1)?,
-        Op::NoTrans,
-        T::ZERO,
-        ViewMut::dense(&mut y, m, 1)?,
-    )?;
-    be.gemm(T::ONE, inverse, Op::Trans, View::dense(&y, m, 1)?, Op::NoTrans, T::ZERO, ViewMut::dense(&mut low, m, 1)?)?;
+    cholesky::solve_in_place(be, Uplo::Lower, View::dense(l, m, m)?, ViewMut::dense(&mut low, m, 1)?)?;
     be.cast(View::dense(&low, m, 1)?, ViewMut::dense(v, m, 1)?)
 }
 
@@ -490,7 +493,7 @@ fn refine<B: Backend, T: Scalar>(
     )))
 }
 
-/// Estimate of `‖G⁻¹‖₁` from the inverse Cholesky factor in `T`: Hager's method
+/// Estimate of `‖G⁻¹‖₁` from the Cholesky factor in `T`: Hager's method
 /// as refined by Higham (LAPACK's `dlacn2`), a handful of solves. `G⁻¹` is
 /// symmetric, so the transposed solves are the same solves.
 fn inverse_norm1<B: Backend, T: Scalar>(be: &B, l: &B::Buffer<T>, m: usize) -> Result<f64> {

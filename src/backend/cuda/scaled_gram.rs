@@ -340,12 +340,13 @@ impl Cuda {
         })
     }
 
-    /// `C := A·D²·Aᵀ` in `f32` from FP64 `A` by three TF32 products
-    /// (`kernels/split.cu`): for each panel of `kb` columns, `split_tf32`
-    /// writes `[lo | hi | hi | lo]` of `A_p·D_p`, and `gemm`s of depth
-    /// `3·kb` on the tensor cores add `hi·loᵀ + hi·hiᵀ + lo·hiᵀ` to the
-    /// squares of [`lower_cover`], a few strided batches per panel. The
-    /// upper triangle is then mirrored from the lower.
+    /// `C := A·D²·Aᵀ` in `f32` from FP64 `A` by three products on the tensor
+    /// cores (`kernels/split.cu`): for each panel of `kb` columns, a split
+    /// kernel writes `[lo | hi | hi | lo]` of `A_p·D_p` (in half precision,
+    /// rows scaled by powers of two; or in TF32), and `gemm`s of depth
+    /// `3·kb` add `hi·loᵀ + hi·hiᵀ + lo·hiᵀ` to the squares of
+    /// [`lower_cover`], a few strided batches per panel. The upper triangle
+    /// is then mirrored from the lower (and the scales taken out).
     pub(super) fn scaled_syrk_f32_impl(
         &self,
         a: View<'_, Cuda, f64>,
@@ -361,7 +362,10 @@ impl Cuda {
             return self.fill(c, 0.0);
         }
         let plan = SplitPlan::new(n, k);
-        let w = self.buffer::<f32>(4 * n * plan.kb, false)?;
+        let half = plan.kind == Split::Half;
+        let size = if half { 2 } else { 4 };
+        // 4·n·kb entries of `size` bytes, as f32 words.
+        let w = self.buffer::<f32>((4 * n * plan.kb * size).div_ceil(4), false)?;
         let av = Dev { ptr: raw(&a), ld: a.block().ld };
         let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
         let wd = Dev { ptr: w.ptr, ld: n };
@@ -369,6 +373,7 @@ impl Cuda {
         let incd = if db.cols == 1 { 1 } else { db.ld };
         let dim = |v| blas::dim("scaled_syrk_f32", v);
         let (ld_c, ld_w) = (dim(cv.ld)?, dim(n)?);
+        let scale = if half { Some(self.row_scales(av, (raw(&d), incd), n, k)?) } else { None };
         let cover = lower_cover(n, plan.leaf);
         let h = *self.blas.handle();
         for c0 in (0..k).step_by(plan.kb) {
@@ -378,27 +383,39 @@ impl Cuda {
                 block_dim: (super::BLOCK as u32, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let args = [
-                super::Arg::Ptr(av.at(0, c0, 8)),
-                super::n(av.ld),
-                super::Arg::Ptr(raw(&d) + (c0 * incd * 8) as u64),
-                super::n(incd),
-                super::n(n),
-                super::n(cols),
-                super::Arg::Ptr(w.ptr),
-                super::n(n),
-            ];
-            self.launch("split", "split_tf32_f64", cfg, &args)?;
+            let (a_p, d_p) = (super::Arg::Ptr(av.at(0, c0, 8)), super::Arg::Ptr(raw(&d) + (c0 * incd * 8) as u64));
+            let (rows, width, out) = (super::n(n), super::n(cols), super::Arg::Ptr(w.ptr));
+            match &scale {
+                Some(s) => {
+                    let args = [
+                        a_p,
+                        super::n(av.ld),
+                        d_p,
+                        super::n(incd),
+                        super::Arg::Ptr(s.ptr),
+                        rows,
+                        width,
+                        out,
+                        super::n(n),
+                    ];
+                    self.launch("split", "split_f16_f64", cfg, &args)?;
+                }
+                None => {
+                    let args = [a_p, super::n(av.ld), d_p, super::n(incd), rows, width, out, super::n(n)];
+                    self.launch("split", "split_tf32_f64", cfg, &args)?;
+                }
+            }
             let beta = if c0 == 0 { 0.0f32 } else { 1.0 };
             for t in &cover {
                 // SAFETY: W is n × 4·cols (ld n); every square of the cover
                 // lies in the checked n × n block C.
                 unsafe {
-                    tf32_gemm_nt(
+                    split_gemm_nt(
                         h,
+                        plan.kind,
                         (dim(t.rows)?, dim(t.cols)?, dim(3 * cols)?),
-                        (wd.at(t.row, cols, 4), ld_w),
-                        (wd.at(t.col, 0, 4), ld_w),
+                        (wd.at(t.row, cols, size), ld_w),
+                        (wd.at(t.col, 0, size), ld_w),
                         beta,
                         (cv.at(t.row, t.col, 4), ld_c),
                         (t.count, t.step, t.step * (cv.ld + 1)),
@@ -406,7 +423,44 @@ impl Cuda {
                 }
             }
         }
-        self.symmetrize(Uplo::Lower, c.rb_mut())
+        match scale {
+            Some(s) => {
+                let cfg = super::grid_1d(n * n, super::MAX_BLOCKS);
+                let args = [super::ptr_mut(&c), super::n(cv.ld), super::n(n), super::Arg::Ptr(s.ptr)];
+                self.launch("split", "unscale_symmetrize_f32", cfg, &args)
+            }
+            None => self.symmetrize(Uplo::Lower, c.rb_mut()),
+        }
+    }
+
+    /// The powers of two `sᵢ` that put the largest `|a(i, j)·d_j|` of each
+    /// row in `[2¹⁴, 2¹⁵)` (`split_f16_f64`'s scales), in a fresh vector.
+    fn row_scales(&self, a: Dev, (d, incd): (u64, usize), n: usize, k: usize) -> Result<CudaBuffer<f64>> {
+        let row_blocks = n.div_ceil(super::BLOCK);
+        let chunks = (1024 / row_blocks).clamp(1, k);
+        let cols = k.div_ceil(chunks);
+        let chunks = k.div_ceil(cols);
+        let part = self.buffer::<f64>(chunks * n, false)?;
+        let scale = self.buffer::<f64>(n, false)?;
+        let cfg = |y: usize| cudarc::driver::LaunchConfig {
+            grid_dim: (row_blocks as u32, y as u32, 1),
+            block_dim: (super::BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let args = [
+            super::Arg::Ptr(a.ptr),
+            super::n(a.ld),
+            super::Arg::Ptr(d),
+            super::n(incd),
+            super::n(n),
+            super::n(k),
+            super::n(cols),
+            super::Arg::Ptr(part.ptr),
+        ];
+        self.launch("split", "row_max_f64", cfg(chunks), &args)?;
+        let args = [super::Arg::Ptr(part.ptr), super::n(n), super::n(chunks), super::Arg::Ptr(scale.ptr)];
+        self.launch("split", "row_scale_f64", cfg(1), &args)?;
+        Ok(scale)
     }
 }
 
@@ -454,12 +508,22 @@ pub fn lower_cover(n: usize, leaf: usize) -> Vec<Squares> {
     out
 }
 
+/// The tensor-core type `scaled_syrk_f32` splits into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// IEEE half, rows scaled by powers of two.
+    Half,
+    /// TF32 (half the rate, no scaling).
+    Tf32,
+}
+
 /// How `scaled_syrk_f32` is cut: panels of `kb` columns of `A`, diagonal
-/// leaves of order `leaf`.
+/// leaves of order `leaf`, and the type of the split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitPlan {
     pub kb: usize,
     pub leaf: usize,
+    pub kind: Split,
 }
 
 impl SplitPlan {
@@ -473,15 +537,18 @@ impl SplitPlan {
     pub fn new(n: usize, k: usize) -> SplitPlan {
         let kb = env_usize("GPUMAT_SPLIT_KB").unwrap_or((k / 16).clamp(64, 1024)).clamp(1, k.max(1));
         let leaf = env_usize("GPUMAT_SPLIT_LEAF").unwrap_or((n / 8 / 64 * 64).clamp(256, 1024)).clamp(1, n.max(1));
-        SplitPlan { kb, leaf }
+        let kind = if std::env::var("GPUMAT_SPLIT").is_ok_and(|v| v == "tf32") { Split::Tf32 } else { Split::Half };
+        SplitPlan { kb, leaf, kind }
     }
 }
 
-/// `C := A·Bᵀ + β·C` for `f32` `A` (`m × k`), `B` (`n × k`) on the tensor
-/// cores in TF32 (inputs taken as TF32, products and sums in FP32), for
+/// `C := A·Bᵀ + β·C` for `A` (`m × k`), `B` (`n × k`) in half precision or
+/// TF32 (as `f32`) on the tensor cores, sums in FP32 into the `f32` `C`, for
 /// `count` blocks `step` entries apart (`C`'s `stride_c`).
-unsafe fn tf32_gemm_nt(
+#[allow(clippy::too_many_arguments)]
+unsafe fn split_gemm_nt(
     h: sys::cublasHandle_t,
+    kind: Split,
     (m, n, k): (i32, i32, i32),
     (a, lda): (u64, i32),
     (b, ldb): (u64, i32),
@@ -489,12 +556,16 @@ unsafe fn tf32_gemm_nt(
     (c, ldc): (u64, i32),
     (count, step, stride_c): (usize, usize, usize),
 ) -> Result<()> {
-    use sys::cudaDataType::CUDA_R_32F;
+    use sys::cudaDataType::{CUDA_R_16F, CUDA_R_32F};
+    let (input, compute) = match kind {
+        Split::Half => (CUDA_R_16F, sys::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+        Split::Tf32 => (CUDA_R_32F, sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32),
+    };
     let alpha = 1.0f32;
     let (al, be) = (&alpha as *const f32, &beta as *const f32);
     let (ta, tb) = (blas::op(Op::NoTrans), blas::op(Op::Trans));
     let (step, stride_c) = (step as i64, stride_c as i64);
-    let count = blas::dim("gemm (TF32)", count)?;
+    let count = blas::dim("gemm (split)", count)?;
     // SAFETY: the caller passes device blocks of these shapes of f32.
     let s = unsafe {
         sys::cublasGemmStridedBatchedEx(
@@ -506,11 +577,11 @@ unsafe fn tf32_gemm_nt(
             k,
             al as _,
             a as _,
-            CUDA_R_32F,
+            input,
             lda,
             step,
             b as _,
-            CUDA_R_32F,
+            input,
             ldb,
             step,
             be as _,
@@ -519,11 +590,11 @@ unsafe fn tf32_gemm_nt(
             ldc,
             stride_c,
             count,
-            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
+            compute,
             sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
         )
     };
-    blas::status("gemm (TF32)", s)
+    blas::status("gemm (split)", s)
 }
 
 #[cfg(test)]

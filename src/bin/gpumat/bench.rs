@@ -51,6 +51,9 @@ pub enum Suite {
     /// Mixed-precision weighted least squares (m × 2m, f32 Cholesky refined
     /// to FP64) against cuBLAS dgmm + dsyrk and cuSOLVER dpotrf + dpotrs.
     Wls,
+    /// Where a weighted least-squares solve's time goes: the cost per call
+    /// of each of its parts at `m × 2m`.
+    WlsTrace,
 }
 
 #[derive(clap::Args)]
@@ -241,6 +244,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Suite::LuTrace => lu::trace(cuda, args)?,
         Suite::Gram => gram::suite(cuda, args)?,
         Suite::Wls => crate::bench_wls::suite(cuda, args)?,
+        Suite::WlsTrace => crate::bench_wls::trace(cuda, args)?,
     };
     report(cuda, args, &rows)
 }

@@ -122,6 +122,7 @@ fn median_phases(runs: &[WlsTimings]) -> WlsTimings {
         refine: median(|t| t.refine),
         condition: median(|t| t.condition),
         fallback: median(|t| t.fallback),
+        total: median(|t| t.total),
     }
 }
 
@@ -220,6 +221,88 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "vendor_bytes": 8 * (2 * m * n + m * m) + chol.workspace_bytes(),
             }),
         ));
+    }
+    Ok(rows)
+}
+
+/// `--suite wls-trace`: µs per call (device time, queue drained around
+/// `reps` calls) of each part of our solve at `m × 2m`, and of the FP64
+/// scaled Gram matrix for comparison. `GPUMAT_SPLIT_KB` is varied.
+pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
+    use gpumat::backend::{Block, BufferMut};
+    use gpumat::factor::cholesky::{self, CholeskyParams};
+    let mut rows = vec![];
+    for &m in &args.sizes {
+        let n = 2 * m;
+        let (a_host, d_host, b_host) = crate::wls_table::problem(2008, m, false);
+        let (a, d, b) = (cuda.upload(&a_host)?, cuda.upload(&d_host)?, cuda.upload(&b_host)?);
+        let problem = Problem { a: View::dense(&a, m, n)?, d: View::dense(&d, n, 1)?, b: View::dense(&b, n, 1)? };
+        let reps = args.reps.max(3);
+        let mut time = |name: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+            let us = crate::bench::per_call_us(cuda, reps, f)?;
+            println!("wls-trace m = {m}: {name}: {us:.0} µs");
+            rows.push(json!({ "op": format!("{name}, {m}×{n}"), "n": m, "us_per_call": us }));
+            Ok(())
+        };
+        let mut g64 = cuda.alloc::<f64>(m * m)?;
+        time("FP64 scaled_syrk (lower)", &mut || {
+            cuda.scaled_syrk(Uplo::Lower, 1.0, problem.a, problem.d, 0.0, ViewMut::dense(&mut g64, m, m)?)
+        })?;
+        drop(g64);
+        let mut g = cuda.alloc::<f32>(m * m)?;
+        for split in ["f16", "tf32"] {
+            for kb in [512, 1024, 2048] {
+                // SAFETY (set_var): the benchmark is single-threaded here.
+                unsafe {
+                    std::env::set_var("GPUMAT_SPLIT_KB", kb.to_string());
+                    std::env::set_var("GPUMAT_SPLIT", split);
+                }
+                time(&format!("scaled_syrk_f32 {split}, kb = {kb}"), &mut || {
+                    cuda.scaled_syrk_f32(problem.a, problem.d, ViewMut::dense(&mut g, m, m)?)
+                })?;
+            }
+        }
+        unsafe {
+            std::env::remove_var("GPUMAT_SPLIT_KB");
+            std::env::remove_var("GPUMAT_SPLIT");
+        }
+        let mut l = cuda.alloc::<f32>(m * m)?;
+        let mut info = cuda.upload(&[0i32])?;
+        time("f32 Cholesky (copy of G + factor)", &mut || {
+            cuda.copy(View::dense(&g, m, m)?, ViewMut::dense(&mut l, m, m)?)?;
+            let mut status = ViewMut::dense(&mut info, 1, 1)?;
+            let lb = BufferMut::new(&mut l);
+            cholesky::factor_in_place(
+                cuda,
+                Uplo::Lower,
+                &lb,
+                Block::dense(m, m),
+                &mut status,
+                0,
+                CholeskyParams::for_order(m),
+            )
+        })?;
+        let mut v = cuda.upload(&vec![1.0f32; m])?;
+        time("two f32 trsv with L", &mut || {
+            gpumat::factor::cholesky::solve_in_place(
+                cuda,
+                Uplo::Lower,
+                View::dense(&l, m, m)?,
+                ViewMut::dense(&mut v, m, 1)?,
+            )
+        })?;
+        let (x, mut r) = (cuda.upload(&vec![0.5; m])?, cuda.alloc::<f64>(m)?);
+        time("weighted_residual", &mut || {
+            cuda.weighted_residual(
+                problem.a,
+                problem.d,
+                problem.b,
+                View::dense(&x, m, 1)?,
+                ViewMut::dense(&mut r, m, 1)?,
+            )
+        })?;
+        time("alloc of m entries", &mut || cuda.alloc::<f64>(m).map(drop))?;
+        time("max norm of m entries (read back)", &mut || cuda.norm(Norm::Max, View::dense(&r, m, 1)?).map(drop))?;
     }
     Ok(rows)
 }

@@ -6,13 +6,11 @@
 //! and updates the trailing matrix with `syrk`, where nearly all the work is.
 
 mod factor;
-mod inverse;
 mod reconstruct;
 mod rfp;
 mod solve;
 
 pub use factor::{CholeskyParams, factor_in_place};
-pub use inverse::invert_lower;
 pub use reconstruct::reconstruct;
 pub use rfp::{factor_rfp_in_place, solve_rfp_in_place};
 pub use solve::solve_in_place;
