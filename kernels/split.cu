@@ -100,15 +100,16 @@ extern "C" __global__ void split_f16_f64(const double* __restrict__ a, long long
 }
 
 // c(i, j) := c(i, j) / (s_i·s_j) on the lower triangle (exact: powers of
-// two), mirrored onto the upper one. Grid-stride over the n x n entries.
+// two), mirrored onto the upper one. Grid = (any, any): blocks stride over
+// the rows, blockIdx.y over the columns.
 extern "C" __global__ void unscale_symmetrize_f32(float* __restrict__ c, long long ldc, long long n,
                                                   const double* __restrict__ scale) {
-    const long long total = n * n;
-    for (long long k = (long long)blockIdx.x * BLOCK + threadIdx.x; k < total; k += (long long)gridDim.x * BLOCK) {
-        const long long i = k % n, j = k / n;
-        if (i < j) continue;
-        const float v = (float)((double)c[i + j * ldc] / (scale[i] * scale[j]));
-        c[i + j * ldc] = v;
-        c[j + i * ldc] = v;
+    for (long long j = blockIdx.y; j < n; j += gridDim.y) {
+        const double sj = scale[j];
+        for (long long i = j + (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (long long)gridDim.x * BLOCK) {
+            const float v = (float)((double)c[i + j * ldc] / (scale[i] * sj));
+            c[i + j * ldc] = v;
+            c[j + i * ldc] = v;
+        }
     }
 }

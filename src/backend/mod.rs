@@ -398,10 +398,12 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// `C := A·diag(d)²·Aᵀ`, all of the symmetric `n × n` block `C`, in `f32`
     /// from FP64 `A` (`n × k`) and `d` (`k` entries): the normal matrix that
     /// a low-precision factorization needs, to about single precision (each
-    /// entry within a small multiple of `√k·u₃₂·(|A|·D²·|A|ᵀ)`). No scaled
-    /// copy of `A` is made. The CUDA backend uses three TF32 products on the
-    /// tensor cores (`kernels/split.cu`); the CPU backend rounds the FP64
-    /// product.
+    /// entry within `2·(k + 16)·u₃₂·(|A|·D²·|A|ᵀ)ᵢⱼ + 2⁻³⁶·k·Rᵢ·Rⱼ`, `Rᵢ` the
+    /// largest `|aᵢₚ·dₚ|` of row `i`). No scaled copy of `A` is made. The
+    /// CUDA backend splits panels of `A·D` into pairs of half-precision
+    /// numbers and takes three products on the tensor cores
+    /// (`kernels/split.cu`; TF32 with `GPUMAT_SPLIT=tf32`); the CPU backend
+    /// rounds the FP64 product.
     fn scaled_syrk_f32(&self, a: View<'_, Self, f64>, d: View<'_, Self, f64>, c: ViewMut<'_, Self, f32>) -> Result<()>;
 
     /// `r := A·diag(d)²·(b − Aᵀ·x)` for `A` of `m × n`, `d` and `b` vectors
