@@ -50,7 +50,8 @@ pub enum Stopping {
     /// LAPACK's `dsposv` does: scale-invariant, and reachable in FP64. Once
     /// it holds, steps continue until the error left after the last
     /// correction (estimated from the last two corrections' ratio) is below
-    /// `√m·ε₆₄·‖x‖∞` too, or the corrections stop halving.
+    /// `√m·ε₆₄·‖x‖∞` too; corrections that shrink too slowly to get there
+    /// within the iteration limit hand over to the FP64 factor.
     Backward,
     /// The seed's test as printed, `‖r‖₂/‖x‖₂ ≤ ε`, with the given absolute
     /// `ε` (the paper used `1e−8`); depends on the scale of the data.
@@ -421,17 +422,20 @@ fn refine<B: Backend, T: Scalar>(
         let converged = match params.stopping {
             // dsposv's backward test, and a forward one: the error left
             // after the last correction δₖ is about ρ·‖δₖ‖/(1 − ρ) with the
-            // contraction ρ = ‖δₖ‖/‖δₖ₋₁‖. The residual is exact to u, but
-            // x is stored in FP64, so the relative residual levels off near
-            // u while the error is still up to κ(G)·u: the corrections, not
-            // the residual, say when to stop (as LAPACK's xGERFSX). Steps
-            // also stop once the corrections no longer halve.
+            // contraction ρ = ‖δₖ‖/‖δₖ₋₁‖, or δₖ is at rounding level. The
+            // residual is exact to u, but x is stored in FP64, so the
+            // relative residual levels off near u while the error can still
+            // be κ(G)·u: the corrections, not the residual, say when to stop
+            // (as LAPACK's xGERFSX).
             Stopping::Backward => {
-                let (forward, stalled) = match steps[..] {
-                    [.., a, b] => (b < a && b * (b / a) / (1.0 - b / a) <= tolerance * x_norm, b > 0.5 * a),
-                    _ => (false, false),
+                let forward = match steps[..] {
+                    [.., a, b] => {
+                        b <= 2.0 * f64::unit_roundoff() * x_norm
+                            || b < a && b * (b / a) / (1.0 - b / a) <= tolerance * x_norm
+                    }
+                    _ => false,
                 };
-                relative == 0.0 || within_tolerance && (forward || stalled || iteration == params.max_iterations)
+                relative == 0.0 || within_tolerance && (forward || iteration == params.max_iterations)
             }
             Stopping::Absolute(eps) => {
                 let r2 = be.norm(Norm::Frobenius, View::dense(&r, m, 1)?)?;
@@ -462,18 +466,19 @@ fn refine<B: Backend, T: Scalar>(
         {
             return Ok(Err(format!("refinement stalled at step {iteration} (relative residual {relative:.2e})")));
         }
-        // At the rate of the last two steps, would the test hold within the
-        // iteration limit? If not, the FP64 factor is cheaper than waiting.
-        if let [.., a, b] = history[..]
-            && !within_tolerance
+        // At the rate of the last two corrections, would the forward test
+        // hold within the iteration limit? If not, the FP64 factor is
+        // cheaper than waiting (and a slow contraction stopped early would
+        // leave an FP64 solve's error, not u).
+        if let [.., a, b] = steps[..]
             && matches!(params.stopping, Stopping::Backward)
         {
-            let rate = (relative / a).sqrt();
-            let needed = ((tolerance / relative).ln() / rate.ln()).ceil();
-            if rate < 1.0 && b > 0.0 && needed > (params.max_iterations - iteration) as f64 {
+            let rate = b / a;
+            let needed = ((tolerance * x_norm / b).ln() / rate.ln()).ceil();
+            if rate >= 1.0 || needed > (params.max_iterations - iteration) as f64 {
                 return Ok(Err(format!(
-                    "refinement too slow at step {iteration} (relative residual {relative:.2e}, contraction {rate:.2} \
-                     per step: about {needed} more steps needed, limit {})",
+                    "refinement too slow at step {iteration} (corrections shrink by {rate:.2} per step: about \
+                     {needed} more steps needed, limit {})",
                     params.max_iterations
                 )));
             }
