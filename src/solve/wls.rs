@@ -6,8 +6,9 @@
 //! `‖D·(b − Aᵀ·x)‖₂`, i.e. solves `G·x = c` with `G = A·D²·Aᵀ` and
 //! `c = A·D²·b`.
 //!
-//! Here: `G` is formed and factored in low precision (`f32` now; on the GPU
-//! `G` comes from three TF32 products on the tensor cores), `x₀` comes from
+//! Here: `G` is formed and factored in low precision (`f32`; on the GPU `G`
+//! comes from three half-precision products on the tensor cores, see
+//! [`Backend::scaled_syrk_f32`]), `x₀` comes from
 //! that factor, and each step computes the residual `r = A·D²·(b − Aᵀx)`
 //! (which is `c − G·x`) from `A` itself with every sum in double-double
 //! ([`Backend::weighted_residual`]), solves for the correction with the
@@ -21,7 +22,7 @@
 //! [`NormalOutcome::NeedsQr`]).
 //!
 //! Failure is never silent: a low-precision factorization that breaks down,
-//! or refinement that stalls, diverges or runs out of iterations, falls back
+//! or refinement that stalls, diverges or converges too slowly, falls back
 //! to an FP64 `G` and Cholesky (refined the same way), and an FP64
 //! factorization that fails or whose condition estimate is too large hands
 //! over to QR.
@@ -69,8 +70,9 @@ pub struct WlsParams {
     /// Estimated `κ₁(G)` above which the normal equations are not trusted
     /// and the stable QR route is taken. Refinement with exact residuals
     /// usually ends within a few `u₆₄` of the solution, but what it
-    /// guarantees when it stops on the backward test alone is an FP64
-    /// solve's `κ(G)·u₆₄`: `1e9` keeps that bound near `1e−7`, 7 digits, and
+    /// guarantees when it ends at the iteration limit on the backward test
+    /// alone is an FP64 solve's `κ(G)·u₆₄`: `1e9` keeps that near `1e−7`
+    /// (7 digits), and
     /// keeps the seed's Table 2 family on the normal equations up to
     /// `m = 2048` (`κ ≈ 5e8`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at
     /// several times the cost.

@@ -18,6 +18,7 @@ use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
 use crate::bench::{Args, record, side_by_side};
+use crate::wls_table::rel_error;
 
 /// What our solve reports besides `x`.
 struct Report {
@@ -126,17 +127,20 @@ fn median_phases(runs: &[WlsTimings]) -> WlsTimings {
     }
 }
 
-/// `‖x − y‖₂/‖y‖₂` on the host.
-fn rel_error(x: &[f64], y: &[f64]) -> f64 {
-    crate::wls_table::rel_error(x, y)
+/// The seed's Table 1 problem of `m` unknowns on the host and on the device.
+type Seeded = ((Vec<f64>, Vec<f64>, Vec<f64>), (CudaBuffer<f64>, CudaBuffer<f64>, CudaBuffer<f64>));
+
+fn seeded(cuda: &Cuda, m: usize) -> Result<Seeded> {
+    let (a, d, b) = crate::wls_table::problem(2008, m, false);
+    let device = (cuda.upload(&a)?, cuda.upload(&d)?, cuda.upload(&b)?);
+    Ok(((a, d, b), device))
 }
 
 pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
     let mut rows = vec![];
     for &m in &args.sizes {
         let n = 2 * m;
-        let (a_host, d_host, b_host) = crate::wls_table::problem(2008, m, false);
-        let (a, d, b) = (cuda.upload(&a_host)?, cuda.upload(&d_host)?, cuda.upload(&b_host)?);
+        let ((a_host, d_host, b_host), (a, d, b)) = seeded(cuda, m)?;
         let data = (&a, &d, &b);
         let mut chol = vendor::DenseCholesky::new(cuda, m)?;
         let (mut scaled, mut g_vendor) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * m)?);
@@ -234,8 +238,7 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
     let mut rows = vec![];
     for &m in &args.sizes {
         let n = 2 * m;
-        let (a_host, d_host, b_host) = crate::wls_table::problem(2008, m, false);
-        let (a, d, b) = (cuda.upload(&a_host)?, cuda.upload(&d_host)?, cuda.upload(&b_host)?);
+        let (_, (a, d, b)) = seeded(cuda, m)?;
         let problem = Problem { a: View::dense(&a, m, n)?, d: View::dense(&d, n, 1)?, b: View::dense(&b, n, 1)? };
         let reps = args.reps.max(3);
         let mut time = |name: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
