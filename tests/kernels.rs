@@ -106,10 +106,6 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             add("trsm.cu", format!("trsm_lower_{t}_{tiles}"), vec![P, I64, P, I64, I64, I64, e, I32, I32, I32]);
         }
     }
-    for (t, _) in [("f32", "f32"), ("f64", "f64")] {
-        // trsv_lower_<t>(a, lda, n, x, trans, unit, sync)
-        add("trsv.cu", format!("trsv_lower_{t}"), vec![P, I64, I64, P, I32, I32, P]);
-    }
     // split_tf32_f64(a, lda, d, incd, rows, cols, w, ldw)
     add("split.cu", "split_tf32_f64".into(), vec![P, I64, P, I64, I64, I64, P, I64]);
     // row_max_f64(a, lda, d, incd, rows, n, cols, part)

@@ -38,7 +38,6 @@ pub const SOURCES: &[Source] = &[
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
     Source { name: "lu.cu", code: include_str!("../../../kernels/lu.cu") },
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
-    Source { name: "trsv.cu", code: include_str!("../../../kernels/trsv.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
     // Mixed precision weighted least squares.

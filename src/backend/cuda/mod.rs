@@ -1068,10 +1068,6 @@ impl Cuda {
             // BLAS: B := 0 without reading A (cuBLAS would form 0·NaN).
             return self.fill(b, T::ZERO);
         }
-        let one_vector = side == Side::Left && b.cols() == 1 && alpha == T::ONE;
-        if which == blas::Triangular::Solve && one_vector && uplo == Uplo::Lower {
-            return self.trsv_lower(op, diag, a, b);
-        }
         if which == blas::Triangular::Solve && a.rows() <= trsm::KERNEL_MAX_ORDER {
             let solve = match (side, uplo, op) {
                 (Side::Left, Uplo::Lower, Op::NoTrans) => Some(trsm::LowerSolve::Left),
@@ -1083,7 +1079,7 @@ impl Cuda {
             }
         }
         let d = |x| blas::dim(name, x);
-        if which == blas::Triangular::Solve && one_vector {
+        if which == blas::Triangular::Solve && side == Side::Left && b.cols() == 1 && alpha == T::ONE {
             // SAFETY: blocks checked by `check`; `b` is one column.
             return unsafe {
                 blas::trsv::<T>(

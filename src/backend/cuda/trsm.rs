@@ -7,7 +7,7 @@
 
 use cudarc::driver::LaunchConfig;
 
-use super::{Arg, Cuda, elem, n, ptr, ptr_mut, raw};
+use super::{Arg, Cuda, elem, n, ptr_mut, raw};
 use crate::backend::{Backend, Diag, Op, View, ViewMut};
 use crate::{Result, Scalar};
 
@@ -111,39 +111,4 @@ impl Cuda {
         ];
         self.launch("trsm", &format!("trsm_lower_{}_{tiles}", T::NAME), cfg, &args)
     }
-
-    /// `x := L⁻¹·x` or `x := L⁻ᵀ·x` for one contiguous vector `x`, `L` the
-    /// lower triangle of `a`, on `kernels/trsv.cu`: every block of 32 rows
-    /// is a thread block streaming its part of `L` as the blocks of `x` it
-    /// needs are published (cuBLAS's `trsv` is a chain of steps).
-    pub(super) fn trsv_lower<T: Scalar>(
-        &self,
-        op: Op,
-        diag: Diag,
-        a: View<'_, Cuda, T>,
-        x: ViewMut<'_, Cuda, T>,
-    ) -> Result<()> {
-        let n = a.rows();
-        let blocks = n.div_ceil(TRSV_ROWS);
-        let sync = self.scratch::<i32>(blocks + 1)?;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (TRSV_THREADS as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let args = [
-            ptr(&a),
-            super::n(a.block().ld),
-            super::n(n),
-            ptr_mut(&x),
-            Arg::I32((op == Op::Trans) as i32),
-            Arg::I32((diag == Diag::Unit) as i32),
-            Arg::Ptr(self.slice_ptr(&sync)),
-        ];
-        self.launch("trsv", &format!("trsv_lower_{}", T::NAME), cfg, &args)
-    }
 }
-
-/// Rows per block and threads per block of `kernels/trsv.cu`.
-const TRSV_ROWS: usize = 32;
-const TRSV_THREADS: usize = 128;
