@@ -1586,6 +1586,20 @@ fn trsm_by_diagonal_blocks_of_256() {
     check_trsm_cases(&[(600, 7, 9), (1024, 5, 10), (1025, 3, 11)]);
 }
 
+/// One right-hand side with `α = 1`, which the GPU hands to cuBLAS `trsv`
+/// (orders above 1024, and every transposed or upper solve). Orders below,
+/// at and past a tile of 32, and past 1024.
+#[test]
+fn trsv_single_vectors() {
+    for (n, seed) in [(1, 1), (31, 2), (32, 3), (33, 4), (100, 5), (1025, 6), (2100, 7)] {
+        let case = TriCase { n, m: 1, alpha: Coef::One, seed };
+        gpumat::with_backend!(dev(), be => {
+            check_trsm::<_, f64>(be, case);
+            check_trsm::<_, f32>(be, case);
+        });
+    }
+}
+
 fn check_trsm_cases(cases: &[(usize, usize, u64)]) {
     for &(n, m, seed) in cases {
         let case = TriCase { n, m, alpha: Coef::Random, seed };
