@@ -43,7 +43,7 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 template <typename T, bool upper>
 __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, long long offset,
                             unsigned int* arrivals) {
-    __shared__ T col[2][LEAF];
+    __shared__ __align__(16) T col[3][LEAF];
     __shared__ bool last;
     const int t = threadIdx.x;
     const bool diag = t < LEAF;
@@ -91,32 +91,35 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
     }
     if (diag) col[0][t] = r[0];
     __syncthreads();
+    // Step j: the pivot's reciprocal square root, column j of L, and column
+    // j + 1 updated and published; then the barrier; then the rest of the
+    // row updated while the next step's pivot is read. With three column
+    // buffers, the rows still reading column j (c) after the barrier are not
+    // overwritten before the next barrier. No step branches: a pivot that is
+    // not positive and finite only marks `done`, the steps go on (on garbage
+    // past it, never written back), so that the compiler can schedule each
+    // step's loads ahead of its arithmetic (the leaf went from 20.9 to 16.1
+    // µs). Past n, the identity rows give pivots of 1 and the real rows have
+    // zeros: those steps change nothing.
     int done = n;  // columns factored
-    bool ok = true;
 #pragma unroll
     for (int j = 0; j < LEAF; ++j) {
-        if (j < n && ok) {  // uniform
-            const T* c = col[j & 1];
-            const T d = c[j];
-            if (!(d > T(0)) || !isfinite(d)) {  // uniform: every thread read the same pivot
-                if (t == 0 && blockIdx.x == 0) atomicCAS(info, 0, (int)(offset + j + 1));
-                done = j;
-                ok = false;
-            } else {
-                const T s = inv_sqrt(d);
-                const T lij = r[j] * s;  // L(i, j); sqrt(d) on the diagonal
-                const T tt = lij * s;
-                r[j] = lij;
-                if (j + 1 < LEAF) {
-                    r[j + 1] -= tt * c[j + 1];
-                    if (diag) col[(j + 1) & 1][t] = r[j + 1];
-                }
+        const T* c = col[j % 3];
+        const T d = c[j];
+        if (j < n && done == n && !(d > T(0) && isfinite(d))) done = j;
+        const T s = inv_sqrt(d);
+        const T lij = r[j] * s;  // L(i, j); sqrt(d) on the diagonal
+        const T tt = lij * s;
+        r[j] = lij;
+        if (j + 1 < LEAF) {
+            r[j + 1] -= tt * c[j + 1];
+            if (diag) col[(j + 1) % 3][t] = r[j + 1];
+            __syncthreads();
 #pragma unroll
-                for (int k = j + 2; k < LEAF; ++k) r[k] -= tt * c[k];
-                __syncthreads();
-            }
+            for (int k = j + 2; k < LEAF; ++k) r[k] -= tt * c[k];
         }
     }
+    if (done < n && t == 0 && blockIdx.x == 0) atomicCAS(info, 0, (int)(offset + done + 1));
     // This block's reads of the diagonal block are done (their values are
     // used above); the last block to get here may overwrite it.
     __syncthreads();
