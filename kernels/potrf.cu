@@ -31,10 +31,10 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 // m x n panel is factored and the m - n rows below are solved with it,
 // L21 = A21 L11^-T, in one pass. Thread t < LEAF holds row t of the diagonal
 // block in registers (rows past n are the identity); thread LEAF + t holds
-// row n + LEAF*blockIdx.x + t of the panel. Column j's entries of the
-// diagonal block are published in shared memory one step ahead, so a step is
-// one barrier: every thread forms 1/sqrt(pivot) itself and updates its row
-// with L(i,j) L(k,j) = a(i,j) a(k,j) / d. Every block factors the diagonal
+// row n + LEAF*blockIdx.x + t of the panel. A step factors two columns with
+// one barrier: their entries in the diagonal block are published in shared
+// memory one step ahead, and every thread factors the 2 x 2 pivot block
+// itself and updates its row with both columns. Every block factors the diagonal
 // block with the same arithmetic, so all see the same pivots. The loops are
 // fully unrolled so that rows stay in registers. Launch: max(1, ceil((m - n)
 // / LEAF)) blocks of 2 LEAF threads (LEAF when m = n). The diagonal block is
@@ -43,7 +43,7 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 template <typename T, bool upper>
 __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, long long offset,
                             unsigned int* arrivals) {
-    __shared__ __align__(16) T col[3][LEAF];
+    __shared__ __align__(16) T col[3][2][LEAF];
     __shared__ bool last;
     const int t = threadIdx.x;
     const bool diag = t < LEAF;
@@ -89,34 +89,67 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
         for (int k = 0; k < LEAF; ++k)
             r[k] = (real && k < n && (!diag || k <= t)) ? entry(a, ld, upper, i, k) : T(diag && t == k);
     }
-    if (diag) col[0][t] = r[0];
+    if (diag) {
+        col[0][0][t] = r[0];
+        col[0][1][t] = r[1];
+    }
     __syncthreads();
-    // Step j: the pivot's reciprocal square root, column j of L, and column
-    // j + 1 updated and published; then the barrier; then the rest of the
-    // row updated while the next step's pivot is read. With three column
-    // buffers, the rows still reading column j (c) after the barrier are not
-    // overwritten before the next barrier. No step branches: a pivot that is
-    // not positive and finite only marks `done`, the steps go on (on garbage
-    // past it, never written back), so that the compiler can schedule each
-    // step's loads ahead of its arithmetic (the leaf went from 20.9 to 16.1
-    // µs). Past n, the identity rows give pivots of 1 and the real rows have
-    // zeros: those steps change nothing.
+    // Step j factors columns j and j + 1 (blocked pivots: one barrier for
+    // two columns). Every thread forms the 2 x 2 pivot block's factor itself
+    // from the published entries: s0 = 1/L(j,j), l10 = L(j+1,j), s1 =
+    // 1/L(j+1,j+1); then its row's L(i,j), L(i,j+1), and updates the rest of
+    // the row by both columns as r(k) -= u0 a(k,j) + u1 a(k,j+1), the a's as
+    // published (unscaled), u0 and u1 the row's coefficients of L(i,j) L(k,j)
+    // + L(i,j+1) L(k,j+1) in them. Columns j + 2 and j + 3 are updated and
+    // published before the barrier, the rest of the row after it, while the
+    // next pivots are formed. With three pairs of column buffers, the rows
+    // still reading pair c after the barrier are not overwritten before the
+    // next barrier. No step branches on a failure: a pivot that is not
+    // positive and finite only marks `done`, the steps go on (on garbage past
+    // it, never written back). Past n, the identity rows give pivots of 1 and
+    // the real rows have zeros: those steps change nothing.
+    static_assert(LEAF % 2 == 0, "the leaf steps two columns at a time");
     int done = n;  // columns factored
+    struct Pivots {
+        T s0, l10, s1;
+    };
+    // The pivot block of step j from the published pair (p0, p1).
+    const auto pivots = [&](const T* p0, const T* p1, int j) {
+        const T a00 = p0[j], a10 = p0[j + 1], a11 = p1[j + 1];
+        const T s0 = inv_sqrt(a00);
+        const T l10 = a10 * s0;
+        const T d1 = a11 - l10 * l10;  // the Schur complement, the second pivot
+        int failed = n;
+        if (j + 1 < n && !(d1 > T(0) && isfinite(d1))) failed = j + 1;
+        if (j < n && !(a00 > T(0) && isfinite(a00))) failed = j;
+        if (done == n) done = failed;
+        return Pivots{s0, l10, inv_sqrt(d1)};
+    };
+    Pivots p = pivots(col[0][0], col[0][1], 0);
 #pragma unroll
-    for (int j = 0; j < LEAF; ++j) {
-        const T* c = col[j % 3];
-        const T d = c[j];
-        if (j < n && done == n && !(d > T(0) && isfinite(d))) done = j;
-        const T s = inv_sqrt(d);
-        const T lij = r[j] * s;  // L(i, j); sqrt(d) on the diagonal
-        const T tt = lij * s;
-        r[j] = lij;
-        if (j + 1 < LEAF) {
-            r[j + 1] -= tt * c[j + 1];
-            if (diag) col[(j + 1) % 3][t] = r[j + 1];
+    for (int j = 0; j < LEAF; j += 2) {
+        const T* c0 = col[(j / 2) % 3][0];
+        const T* c1 = col[(j / 2) % 3][1];
+        const T li0 = r[j] * p.s0;                      // L(i, j)
+        const T li1 = (r[j + 1] - li0 * p.l10) * p.s1;  // L(i, j + 1)
+        r[j] = li0;
+        r[j + 1] = li1;
+        const T u1 = li1 * p.s1;
+        const T u0 = (li0 - u1 * p.l10) * p.s0;
+        if (j + 2 < LEAF) {
+            T* n0 = col[(j / 2 + 1) % 3][0];
+            T* n1 = col[(j / 2 + 1) % 3][1];
+            r[j + 2] = fma(-u1, c1[j + 2], fma(-u0, c0[j + 2], r[j + 2]));
+            r[j + 3] = fma(-u1, c1[j + 3], fma(-u0, c0[j + 3], r[j + 3]));
+            if (diag) {
+                n0[t] = r[j + 2];
+                n1[t] = r[j + 3];
+            }
             __syncthreads();
+            const Pivots next = pivots(n0, n1, j + 2);
 #pragma unroll
-            for (int k = j + 2; k < LEAF; ++k) r[k] -= tt * c[k];
+            for (int k = j + 4; k < LEAF; ++k) r[k] = fma(-u1, c1[k], fma(-u0, c0[k], r[k]));
+            p = next;
         }
     }
     if (done < n && t == 0 && blockIdx.x == 0) atomicCAS(info, 0, (int)(offset + done + 1));
