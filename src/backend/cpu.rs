@@ -253,6 +253,10 @@ impl Backend for Cpu {
         Ok(self)
     }
 
+    fn sibling(&self) -> Result<&Self> {
+        Ok(self)
+    }
+
     fn wait_for(&self, _other: &Self) -> Result<()> {
         Ok(())
     }

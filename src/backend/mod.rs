@@ -133,6 +133,11 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// algorithm that uses the side queue makes this one wait for it before
     /// it returns. The CPU backend, which runs eagerly, is its own side.
     fn side(&self) -> Result<&Self>;
+    /// A queue of the highest priority, like the main queue's, for the
+    /// pieces of a critical path that do not depend on each other: two
+    /// small calls, one on each queue, run at once instead of one after the
+    /// other. The CPU backend is its own sibling.
+    fn sibling(&self) -> Result<&Self>;
     /// Work enqueued on `self` from now on waits for all work enqueued on
     /// `other` so far.
     fn wait_for(&self, other: &Self) -> Result<()>;

@@ -60,6 +60,8 @@ pub struct Cuda {
     staging: Mutex<transfer::Staging>,
     /// The second queue (`Backend::side`), created on first use.
     side: OnceLock<Box<Cuda>>,
+    /// [`Backend::sibling`]'s queue, created on first use.
+    sibling: OnceLock<Box<Cuda>>,
     /// `potrf_panel`'s count of finished blocks, one per queue since its
     /// launches on one queue run in order; zero between launches.
     arrivals: OnceLock<CudaSlice<u32>>,
@@ -207,6 +209,7 @@ impl Cuda {
             functions: Arc::new(Mutex::new(HashMap::new())),
             staging: Mutex::new(None),
             side: OnceLock::new(),
+            sibling: OnceLock::new(),
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
             clusters: OnceLock::new(),
@@ -216,10 +219,18 @@ impl Cuda {
         })
     }
 
-    /// Another stream (of default priority, below the main queue's) and
-    /// cuBLAS handle on the same context, sharing the loaded kernels.
-    fn fork(&self) -> Result<Cuda> {
-        let stream = self.ctx.new_stream().map_err(driver("creating a stream"))?;
+    /// Another stream and cuBLAS handle on the same context, sharing the
+    /// loaded kernels: of default priority (below the main queue's), or of
+    /// the highest with `urgent`.
+    fn fork(&self, urgent: bool) -> Result<Cuda> {
+        let stream = if urgent {
+            let (_, greatest) =
+                cudarc::driver::result::stream::get_priority_range().map_err(driver("reading stream priorities"))?;
+            self.ctx.new_stream_with_priority(greatest)
+        } else {
+            self.ctx.new_stream()
+        }
+        .map_err(driver("creating a stream"))?;
         let blas =
             CudaBlas::new(stream.clone()).map_err(|e| Error::Device(format!("creating a cuBLAS handle: {e}")))?;
         Ok(Cuda {
@@ -232,6 +243,7 @@ impl Cuda {
             functions: self.functions.clone(),
             staging: Mutex::new(None),
             side: OnceLock::new(),
+            sibling: OnceLock::new(),
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
             clusters: OnceLock::new(),
@@ -638,9 +650,17 @@ impl Backend for Cuda {
         if let Some(side) = self.side.get() {
             return Ok(side);
         }
-        let side = Box::new(self.fork()?);
+        let side = Box::new(self.fork(false)?);
         // Another thread may have won the race; its queue is as good.
         Ok(self.side.get_or_init(|| side))
+    }
+
+    fn sibling(&self) -> Result<&Self> {
+        if let Some(sibling) = self.sibling.get() {
+            return Ok(sibling);
+        }
+        let sibling = Box::new(self.fork(true)?);
+        Ok(self.sibling.get_or_init(|| sibling))
     }
 
     fn replay(&self, key: &str, enqueue: &mut dyn FnMut() -> Result<()>) -> Result<()> {

@@ -206,6 +206,29 @@ impl Triangle {
         Ok(())
     }
 
+    /// `C := C − X·Xᵀ` on the trapezoid `C = L[j.., j..j + order]` (all
+    /// rows from `j`), `X = L[j.., k..k + depth]`: the diagonal block by
+    /// [`update_diagonal`](Self::update_diagonal) on the sibling queue and
+    /// the rows below by `gemm` on this one, at once, since they are
+    /// independent; both are on the critical path.
+    fn update_trapezoid<B: Backend, T: Scalar>(
+        &self,
+        be: &B,
+        a: &BufferMut<'_, B, T>,
+        (j, order): (usize, usize),
+        (k, depth): (usize, usize),
+        tile: usize,
+    ) -> Result<()> {
+        let sibling = be.sibling()?;
+        sibling.wait_for(be)?;
+        self.update_diagonal(sibling, a, (j, order), (k, depth), tile)?;
+        let below = j + order;
+        if self.rows > below {
+            self.update(be, a, (below, self.rows - below), (j, order), (k, depth))?;
+        }
+        be.wait_for(sibling)
+    }
+
     /// Factors the `w × w` diagonal block at `k` (`w` no larger than a leaf)
     /// and solves the rows of `L` below it with it, `L21 = A21·L11⁻ᵀ`.
     fn factor_leaf<B: Backend, T: Scalar>(
@@ -306,10 +329,7 @@ fn enqueue_factorization<B: Backend, T: Scalar>(
         // earlier updates, and gets its last one here (look-ahead).
         side.wait_for(be)?;
         be.wait_for(side)?;
-        tri.update_diagonal(be, a, (k1, next), (k, kb), tile)?;
-        if m > k2 {
-            tri.update(be, a, (k2, m - k2), (k1, next), (k, kb))?;
-        }
+        tri.update_trapezoid(be, a, (k1, next), (k, kb), tile)?;
         if n > k2 {
             tri.update_diagonal(side, a, (k2, n - k2), (k, kb), tile)?;
             if m > n {
@@ -342,10 +362,6 @@ fn factor_panel<B: Backend, T: Scalar>(
     let w1 = w.div_ceil(2).div_ceil(leaf) * leaf;
     let (k2, w2) = (k + w1, w - w1);
     factor_panel(be, tri, a, (k, w1), info, offset, params)?;
-    tri.update_diagonal(be, a, (k2, w2), (k, w1), params.update_tile)?;
-    let below = k2 + w2;
-    if tri.rows > below {
-        tri.update(be, a, (below, tri.rows - below), (k2, w2), (k, w1))?;
-    }
+    tri.update_trapezoid(be, a, (k2, w2), (k, w1), params.update_tile)?;
     factor_panel(be, tri, a, (k2, w2), info, offset, params)
 }
