@@ -29,91 +29,107 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 // Panels of width n <= LEAF, the leaves of the blocked factorization, whose
 // latency is on its critical path: the n x n diagonal block on top of an
 // m x n panel is factored and the m - n rows below are solved with it,
-// L21 = A21 L11^-T, in one pass. Thread t < LEAF holds row t of the diagonal
-// block in registers (rows past n are the identity); thread LEAF + t holds
-// row n + LEAF*blockIdx.x + t of the panel. A step factors two columns with
-// one barrier: their entries in the diagonal block are published in shared
-// memory one step ahead, and every thread factors the 2 x 2 pivot block
-// itself and updates its row with both columns. Every block factors the diagonal
-// block with the same arithmetic, so all see the same pivots. The loops are
-// fully unrolled so that rows stay in registers. Launch: max(1, ceil((m - n)
-// / LEAF)) blocks of 2 LEAF threads (LEAF when m = n). The diagonal block is
-// written by the last block to finish, counted in `arrivals` (zero between
-// launches; the last block resets it): until then others may still read it.
+// L21 = A21 L11^-T, in one pass. Row slots q < LEAF are the rows of the
+// diagonal block (past n, the identity); slot LEAF + q is row n +
+// LEAF*blockIdx.x + q of the panel. Two threads hold a slot's row in
+// registers, the halves h = 0, 1 taking alternate column pairs: pair P
+// (columns 2P, 2P + 1) is held by half P % 2, as its entries 2l, 2l + 1 for
+// l = P / 2. Two threads per row halve the code each runs and give every
+// SM sub-partition two warps to interleave, where one thread per row left
+// the leaf waiting on instruction fetch and on its own latencies.
+//
+// A step factors a column pair with one barrier: the pair's entries in the
+// diagonal block are published in shared memory one step ahead, every
+// thread factors the 2 x 2 pivot block itself, forms its row's L(i,2P) and
+// L(i,2P+1) (the half that does not hold the pair has been sent its values),
+// and updates its entries with both columns. Every block factors the
+// diagonal block with the same arithmetic, so all see the same pivots. The
+// loops are fully unrolled so that rows stay in registers. Launch: max(1,
+// ceil((m - n) / LEAF)) blocks of 4 LEAF threads (2 LEAF when m = n). The
+// diagonal block is written by the last block to finish, counted in
+// `arrivals` (zero between launches; the last block resets it): until then
+// others may still read it.
 template <typename T, bool upper>
 __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, long long offset,
                             unsigned int* arrivals) {
+    constexpr int HALF = LEAF / 2, PAIRS = LEAF / 2;
+    static_assert(LEAF % 8 == 0, "the leaf's halves take alternate column pairs, staged 8 columns at a time");
     __shared__ __align__(16) T col[3][2][LEAF];
     __shared__ bool last;
-    const int t = threadIdx.x;
-    const bool diag = t < LEAF;
-    const long long i = diag ? t : n + (long long)blockIdx.x * LEAF + (t - LEAF);
-    const bool real = diag ? t < n : i < m;
-    // Upper: row i is column i of the array, contiguous. A warp's rows are
-    // consecutive, so it reads them through shared memory, a slice of STAGE
-    // columns at a time, one load covering STAGE entries of 32 / STAGE rows
-    // (coalesced), and each lane takes its own row from there; read
-    // directly, each load of the warp would touch 32 cache lines. The slice
-    // is small because the less shared memory a leaf takes, the sooner it
-    // finds room on SMs that the side queue's gemm blocks hold: lower
-    // leaves, which need none, made the factorization 3 % faster at 8192.
-    constexpr int STAGE = 8, PER = 32 / STAGE;
-    __shared__ T stage[upper ? 2 * LEAF / 32 : 1][32][upper ? STAGE + 1 : 1];
+    const int t = threadIdx.x, q = t >> 1, h = t & 1;
+    const bool diag = q < LEAF;
+    const long long i = diag ? q : n + (long long)blockIdx.x * LEAF + (q - LEAF);
+    const bool real = diag ? q < n : i < m;
+    // The column of this thread's entry e.
+    const auto column = [&](int e) { return 2 * (e & ~1) + 2 * h + (e & 1); };
+    // Upper: row i is column i of the array, contiguous. A warp's 16 rows
+    // are consecutive, so it reads them through shared memory, a slice of
+    // STAGE columns at a time, one load covering STAGE entries of 32 / STAGE
+    // rows (coalesced), and each thread takes its entries from there. The
+    // slice is small because the less shared memory a leaf takes, the
+    // sooner it finds room on SMs that the side queue's gemm blocks hold.
+    constexpr int STAGE = 8, ROWS = 16;
+    __shared__ T stage[upper ? 4 * LEAF / 32 : 1][ROWS][upper ? STAGE + 1 : 1];
     const int lane = t & 31, warp = t >> 5;
     const int sr = lane / STAGE, sc = lane % STAGE;  // this lane's place in a slice
-    // Whether the warp's row rr holds entry k (lane rr's `real`, and in the
-    // diagonal block only the lower triangle).
+    // Whether the warp's row slot rr (of 16) holds column k: a real row,
+    // and in the diagonal block only the lower triangle.
     const auto holds = [&](int rr, int k, int columns) {
-        const int tr = t - lane + rr;
-        return (diag ? tr < n : i - lane + rr < m) && k < columns && (!diag || k <= tr);
+        const int slot = ROWS * warp + rr;
+        return (diag ? slot < n : i - (lane >> 1) + rr < m) && k < columns && (!diag || k <= slot);
     };
-    T r[LEAF];
+    T r[HALF];
     if constexpr (upper) {
 #pragma unroll
-        for (int h = 0; h < LEAF; h += STAGE) {
+        for (int c0 = 0; c0 < LEAF; c0 += STAGE) {
 #pragma unroll
-            for (int r0 = 0; r0 < 32; r0 += PER) {
+            for (int r0 = 0; r0 < ROWS; r0 += 32 / STAGE) {
                 const int rr = r0 + sr;
-                stage[warp][rr][sc] = holds(rr, h + sc, n) ? a[h + sc + (i - lane + rr) * ld] : T(0);
+                stage[warp][rr][sc] = holds(rr, c0 + sc, n) ? a[c0 + sc + (i - (lane >> 1) + rr) * ld] : T(0);
             }
             __syncwarp();
 #pragma unroll
-            for (int k = 0; k < STAGE; ++k) r[h + k] = stage[warp][lane][k];
+            for (int s = 0; s < 2; ++s) {
+                r[c0 / 2 + s] = stage[warp][lane >> 1][2 * h + s];
+                r[c0 / 2 + 2 + s] = stage[warp][lane >> 1][4 + 2 * h + s];
+            }
             __syncwarp();
         }
 #pragma unroll
-        for (int k = 0; k < LEAF; ++k)
-            if (diag && k == t && !(real && k < n)) r[k] = T(1);
+        for (int e = 0; e < HALF; ++e)
+            if (diag && column(e) == q && !real) r[e] = T(1);
     } else {
 #pragma unroll
-        for (int k = 0; k < LEAF; ++k)
-            r[k] = (real && k < n && (!diag || k <= t)) ? entry(a, ld, upper, i, k) : T(diag && t == k);
+        for (int e = 0; e < HALF; ++e) {
+            const int k = column(e);
+            r[e] = (real && k < n && (!diag || k <= q)) ? entry(a, ld, upper, i, k) : T(diag && q == k);
+        }
     }
-    if (diag) {
-        col[0][0][t] = r[0];
-        col[0][1][t] = r[1];
+    // The other half's first pair, and the first pair published.
+    T x0 = __shfl_xor_sync(0xffffffffu, r[0], 1), x1 = __shfl_xor_sync(0xffffffffu, r[1], 1);
+    if (diag && h == 0) {
+        col[0][0][q] = r[0];
+        col[0][1][q] = r[1];
     }
     __syncthreads();
-    // Step j factors columns j and j + 1 (blocked pivots: one barrier for
-    // two columns). Every thread forms the 2 x 2 pivot block's factor itself
-    // from the published entries: s0 = 1/L(j,j), l10 = L(j+1,j), s1 =
-    // 1/L(j+1,j+1); then its row's L(i,j), L(i,j+1), and updates the rest of
-    // the row by both columns as r(k) -= u0 a(k,j) + u1 a(k,j+1), the a's as
-    // published (unscaled), u0 and u1 the row's coefficients of L(i,j) L(k,j)
-    // + L(i,j+1) L(k,j+1) in them. Columns j + 2 and j + 3 are updated and
-    // published before the barrier, the rest of the row after it, while the
-    // next pivots are formed. With three pairs of column buffers, the rows
-    // still reading pair c after the barrier are not overwritten before the
-    // next barrier. No step branches on a failure: a pivot that is not
-    // positive and finite only marks `done`, the steps go on (on garbage past
-    // it, never written back). Past n, the identity rows give pivots of 1 and
-    // the real rows have zeros: those steps change nothing.
-    static_assert(LEAF % 2 == 0, "the leaf steps two columns at a time");
+    // Step P factors columns j = 2P and j + 1 from the pivot block: s0 =
+    // 1/L(j,j), l10 = L(j+1,j), s1 = 1/L(j+1,j+1). The row's L(i,j), L(i,j+1)
+    // give u0, u1 with L(i,j) L(k,j) + L(i,j+1) L(k,j+1) = u0 a(k,j) + u1
+    // a(k,j+1), the a's as published (unscaled), and each entry k past the
+    // pair gets r(k) -= u0 a(k,j) + u1 a(k,j+1). The next pair is updated,
+    // published and sent to the other half before the barrier, the rest of
+    // the row after it, while the next pivots are formed. With three pairs
+    // of column buffers, the rows still reading pair c after the barrier are
+    // not overwritten before the next barrier. No step branches on a
+    // failure: a pivot that is not positive and finite only marks `done`,
+    // the steps go on (on garbage past it, never written back). Past n, the
+    // identity rows give pivots of 1 and the real rows have zeros: those
+    // steps change nothing.
     int done = n;  // columns factored
     struct Pivots {
         T s0, l10, s1;
     };
-    // The pivot block of step j from the published pair (p0, p1).
+    // The pivot block of columns j, j + 1 from the published pair (p0, p1).
     const auto pivots = [&](const T* p0, const T* p1, int j) {
         const T a00 = p0[j], a10 = p0[j + 1], a11 = p1[j + 1];
         const T s0 = inv_sqrt(a00);
@@ -127,28 +143,47 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
     };
     Pivots p = pivots(col[0][0], col[0][1], 0);
 #pragma unroll
-    for (int j = 0; j < LEAF; j += 2) {
-        const T* c0 = col[(j / 2) % 3][0];
-        const T* c1 = col[(j / 2) % 3][1];
-        const T li0 = r[j] * p.s0;                      // L(i, j)
-        const T li1 = (r[j + 1] - li0 * p.l10) * p.s1;  // L(i, j + 1)
-        r[j] = li0;
-        r[j + 1] = li1;
+    for (int P = 0; P < PAIRS; ++P) {
+        const int j = 2 * P, e = 2 * (P / 2);  // the pair's entries in the half that holds it
+        const bool mine = h == P % 2;
+        const T* c0 = col[P % 3][0];
+        const T* c1 = col[P % 3][1];
+        if (mine) {
+            x0 = r[e];
+            x1 = r[e + 1];
+        }
+        const T li0 = x0 * p.s0;                      // L(i, j)
+        const T li1 = (x1 - li0 * p.l10) * p.s1;  // L(i, j + 1)
+        if (mine) {
+            r[e] = li0;
+            r[e + 1] = li1;
+        }
         const T u1 = li1 * p.s1;
         const T u0 = (li0 - u1 * p.l10) * p.s0;
-        if (j + 2 < LEAF) {
-            T* n0 = col[(j / 2 + 1) % 3][0];
-            T* n1 = col[(j / 2 + 1) % 3][1];
-            r[j + 2] = fma(-u1, c1[j + 2], fma(-u0, c0[j + 2], r[j + 2]));
-            r[j + 3] = fma(-u1, c1[j + 3], fma(-u0, c0[j + 3], r[j + 3]));
-            if (diag) {
-                n0[t] = r[j + 2];
-                n1[t] = r[j + 3];
+        if (P + 1 < PAIRS) {
+            T* n0 = col[(P + 1) % 3][0];
+            T* n1 = col[(P + 1) % 3][1];
+            // This thread's entries of the next pair (the other half's), or
+            // of the one after it (this half's; P even: the pair just done).
+            const int en = 2 * ((P + 1) / 2), k = column(en);
+            if (P % 2 == 1 || h == 1) {
+                r[en] = fma(-u1, c1[k], fma(-u0, c0[k], r[en]));
+                r[en + 1] = fma(-u1, c1[k + 1], fma(-u0, c0[k + 1], r[en + 1]));
             }
+            if (diag && h != P % 2) {
+                n0[q] = r[en];
+                n1[q] = r[en + 1];
+            }
+            x0 = __shfl_xor_sync(0xffffffffu, r[en], 1);
+            x1 = __shfl_xor_sync(0xffffffffu, r[en + 1], 1);
             __syncthreads();
             const Pivots next = pivots(n0, n1, j + 2);
 #pragma unroll
-            for (int k = j + 4; k < LEAF; ++k) r[k] = fma(-u1, c1[k], fma(-u0, c0[k], r[k]));
+            for (int f = en + 2; f < HALF; f += 2) {
+                const int kf = column(f);
+                r[f] = fma(-u1, c1[kf], fma(-u0, c0[kf], r[f]));
+                r[f + 1] = fma(-u1, c1[kf + 1], fma(-u0, c0[kf + 1], r[f + 1]));
+            }
             p = next;
         }
     }
@@ -165,22 +200,27 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
     // Entries past a failing column were not finished: leave them.
     if constexpr (upper) {
 #pragma unroll
-        for (int h = 0; h < LEAF; h += STAGE) {
+        for (int c0 = 0; c0 < LEAF; c0 += STAGE) {
 #pragma unroll
-            for (int k = 0; k < STAGE; ++k) stage[warp][lane][k] = r[h + k];
+            for (int s = 0; s < 2; ++s) {
+                stage[warp][lane >> 1][2 * h + s] = r[c0 / 2 + s];
+                stage[warp][lane >> 1][4 + 2 * h + s] = r[c0 / 2 + 2 + s];
+            }
             __syncwarp();
 #pragma unroll
-            for (int r0 = 0; r0 < 32; r0 += PER) {
+            for (int r0 = 0; r0 < ROWS; r0 += 32 / STAGE) {
                 const int rr = r0 + sr;
-                if (holds(rr, h + sc, done) && (!diag || last))
-                    a[h + sc + (i - lane + rr) * ld] = stage[warp][rr][sc];
+                if (holds(rr, c0 + sc, done) && (!diag || last))
+                    a[c0 + sc + (i - (lane >> 1) + rr) * ld] = stage[warp][rr][sc];
             }
             __syncwarp();
         }
     } else if (real && (!diag || last)) {
 #pragma unroll
-        for (int k = 0; k < LEAF; ++k)
-            if (k < done && (!diag || k <= t)) entry(a, ld, upper, i, k) = r[k];
+        for (int e = 0; e < HALF; ++e) {
+            const int k = column(e);
+            if (k < done && (!diag || k <= q)) entry(a, ld, upper, i, k) = r[e];
+        }
     }
 }
 

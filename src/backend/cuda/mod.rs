@@ -460,7 +460,7 @@ impl Cuda {
         let below = len - width;
         let cfg = LaunchConfig {
             grid_dim: (below.div_ceil(POTRF_LEAF).max(1) as u32, 1, 1),
-            block_dim: ((if below > 0 { 2 } else { 1 } * POTRF_LEAF) as u32, 1, 1),
+            block_dim: ((if below > 0 { 4 } else { 2 } * POTRF_LEAF) as u32, 1, 1),
             shared_mem_bytes: 0,
         };
         let (counter, _) = arrivals.device_ptr(&self.stream);
