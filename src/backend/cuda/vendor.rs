@@ -108,12 +108,19 @@ pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSli
     cuda.stream().memcpy_dtoh(src, dst).map_err(|e| Error::Device(format!("download: {e}")))
 }
 
-/// cuSOLVER's `dpotrf` (lower), through its 64-bit API (`cusolverDnXpotrf`,
-/// so that orders past 46341 work), with its workspaces, on the backend's
-/// stream: the baseline for gpumat's Cholesky.
-pub struct DenseCholesky {
+/// cuSOLVER's `dpotrf` (or `spotrf` for `f32`; lower), through its 64-bit
+/// API (`cusolverDnXpotrf`, so that orders past 46341 work), with its
+/// workspaces, on the backend's stream: the baseline for gpumat's Cholesky.
+pub struct DenseCholesky<T: Scalar = f64> {
     solver: Solver,
     n: usize,
+    precision: std::marker::PhantomData<T>,
+}
+
+/// cuSOLVER's name for the element type.
+fn data_type<T: Scalar>() -> cudarc::cusolver::sys::cudaDataType {
+    use cudarc::cusolver::sys::cudaDataType::{CUDA_R_32F, CUDA_R_64F};
+    if T::NAME == "f32" { CUDA_R_32F } else { CUDA_R_64F }
 }
 
 /// A cuSOLVER call's status as a `Result`, naming the routine.
@@ -192,17 +199,18 @@ impl Drop for CusolverParams {
 unsafe impl Send for CusolverParams {}
 unsafe impl Sync for CusolverParams {}
 
-impl DenseCholesky {
+impl<T: Scalar> DenseCholesky<T> {
     /// Handle and workspace for order `n`.
     pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let (d, ld) = (n as i64, n.max(1) as i64);
+        use cudarc::cusolver::sys;
+        let (d, ld, ty) = (n as i64, n.max(1) as i64, data_type::<T>());
         // SAFETY: a workspace query; A is not read.
         let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
             let lower = sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
-            sys::cusolverDnXpotrf_bufferSize(h, p, lower, d, CUDA_R_64F, std::ptr::null(), ld, CUDA_R_64F, device, host)
+            sys::cusolverDnXpotrf_bufferSize(h, p, lower, d, ty, std::ptr::null(), ld, ty, device, host)
         };
-        Ok(DenseCholesky { solver: Solver::new(cuda, "Xpotrf", Box::new(query))?, n })
+        let solver = Solver::new(cuda, "Xpotrf", Box::new(query))?;
+        Ok(DenseCholesky { solver, n, precision: std::marker::PhantomData })
     }
 
     /// Bytes of device workspace cuSOLVER asked for.
@@ -211,9 +219,9 @@ impl DenseCholesky {
     }
 
     /// Factors the dense `n × n` buffer `a` in place (lower triangle).
-    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let n = self.n;
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<T>) -> Result<()> {
+        use cudarc::cusolver::sys;
+        let (n, ty) = (self.n, data_type::<T>());
         let a = ViewMut::dense(a, n, n)?;
         let s = cuda.stream();
         let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
@@ -226,10 +234,10 @@ impl DenseCholesky {
                 self.solver.params.0,
                 sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
                 n as i64,
-                CUDA_R_64F,
+                ty,
                 raw_mut(&a) as *mut std::ffi::c_void,
                 n.max(1) as i64,
-                CUDA_R_64F,
+                ty,
                 work as *mut std::ffi::c_void,
                 work_bytes,
                 self.solver.host_work.as_mut_ptr().cast(),

@@ -1,6 +1,6 @@
 //! The Cholesky benches. `cholesky`: time, backward error and peak device
 //! memory of gpumat's factorization in full and RFP storage against cuSOLVER
-//! `dpotrf`. `capacity`: the largest order each can factor on the device,
+//! `dpotrf` (and `spotrf` in single precision). `capacity`: the largest order each can factor on the device,
 //! found by bisection and confirmed by a factorization.
 
 use std::time::Instant;
@@ -9,7 +9,7 @@ use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Block, BufferMut, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::{Rfp, Transr, Uplo};
-use gpumat::{Error, Result};
+use gpumat::{Error, Result, Scalar};
 use serde_json::{Value, json};
 
 use crate::bench::{Args, enqueue_and_per_call_us, per_call_us, random, record, rel_diff, side_by_side};
@@ -18,11 +18,11 @@ use crate::bench::{Args, enqueue_and_per_call_us, per_call_us, random, record, r
 const BLOCK_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
 
 /// Copies `a` into `l` and factors it in full storage.
-fn factor_full(
+fn factor_full<T: Scalar>(
     cuda: &Cuda,
     n: usize,
-    a: &CudaBuffer<f64>,
-    l: &mut CudaBuffer<f64>,
+    a: &CudaBuffer<T>,
+    l: &mut CudaBuffer<T>,
     info: &mut CudaBuffer<i32>,
     params: CholeskyParams,
 ) -> Result<()> {
@@ -65,12 +65,12 @@ fn factor_rfp(
 }
 
 /// Copies `a` into `l` and factors it with cuSOLVER.
-fn factor_vendor(
+fn factor_vendor<T: Scalar>(
     cuda: &Cuda,
     n: usize,
-    a: &CudaBuffer<f64>,
-    l: &mut CudaBuffer<f64>,
-    vendor: &mut vendor::DenseCholesky,
+    a: &CudaBuffer<T>,
+    l: &mut CudaBuffer<T>,
+    vendor: &mut vendor::DenseCholesky<T>,
 ) -> Result<()> {
     cuda.copy(View::dense(a, n, n)?, ViewMut::dense(l, n, n)?)?;
     vendor.factor(cuda, l)
@@ -100,16 +100,19 @@ fn read_info(cuda: &Cuda, info: &CudaBuffer<i32>) -> Result<i32> {
     Ok(host[0])
 }
 
-/// `A = L·Lᵀ` in full and RFP storage against cuSOLVER `dpotrf`, on one
-/// diagonally dominant SPD matrix per size. Each timed run starts with a
-/// device copy of `A` into the matrix factored in place, for both sides.
-/// Peak memory is measured around one run that allocates its own matrix.
+/// `A = L·Lᵀ` in full and RFP storage against cuSOLVER `dpotrf`, and in
+/// single precision against `spotrf`, on one diagonally dominant SPD matrix
+/// per size. Each timed run starts with a device copy of `A` into the matrix
+/// factored in place, for both sides. Peak memory is measured around one run
+/// that allocates its own matrix.
 pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
     let mut rows = vec![];
     for &n in &args.sizes {
         // Entries in [-1, 1), diagonal 2n: strictly diagonally dominant.
         let mut a = random(cuda, n * n, 5)?;
         cuda.fill(ViewMut::new(&mut a, Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?, 2.0 * n as f64)?;
+        // First, while only `a` takes memory (n = 32768 needs 47 GB).
+        let single = single_precision(cuda, args, n, &a)?;
         let rfp = gpumat::api::packed_layout(n);
         let mut arf0 = cuda.alloc::<f64>(rfp.len())?;
         cuda.full_to_rfp(View::dense(&a, n, n)?, rfp, ViewMut::dense(&mut arf0, rfp.len(), 1)?)?;
@@ -291,8 +294,58 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "other_blockings": rfp_tuning,
             }),
         ));
+        rows.push(single);
     }
     Ok(rows)
+}
+
+/// Full-storage Cholesky in single precision against cuSOLVER `spotrf`, on
+/// `a` rounded to `f32`. The backward errors are taken in FP64 against the
+/// rounded matrix.
+fn single_precision(cuda: &Cuda, args: &Args, n: usize, a: &CudaBuffer<f64>) -> Result<Value> {
+    let mut a32 = cuda.alloc::<f32>(n * n)?;
+    cuda.cast(View::dense(a, n, n)?, ViewMut::dense(&mut a32, n, n)?)?;
+    let (mut ours, mut theirs) = (cuda.alloc::<f32>(n * n)?, cuda.alloc::<f32>(n * n)?);
+    let mut info = cuda.upload(&[0i32])?;
+    let mut vendor = vendor::DenseCholesky::<f32>::new(cuda, n)?;
+    let params = CholeskyParams::for_order(n);
+    let (t, t_vendor) = side_by_side(
+        cuda,
+        args.reps,
+        || factor_full(cuda, n, &a32, &mut ours, &mut info, params),
+        || factor_vendor(cuda, n, &a32, &mut theirs, &mut vendor),
+    )?;
+    let status = [read_info(cuda, &info)?, vendor.info(cuda)?];
+    if status != [0; 2] {
+        return Err(Error::Device(format!(
+            "n = {n}: an f32 factorization failed (info of gpumat, vendor: {status:?})"
+        )));
+    }
+    let widen = |x: &CudaBuffer<f32>| -> Result<CudaBuffer<f64>> {
+        let mut y = cuda.alloc::<f64>(n * n)?;
+        cuda.cast(View::dense(x, n, n)?, ViewMut::dense(&mut y, n, n)?)?;
+        Ok(y)
+    };
+    let rounded = widen(&a32)?;
+    drop(a32);
+    let error = |l: &CudaBuffer<f32>| -> Result<f64> {
+        let (l, mut llt) = (widen(l)?, cuda.alloc::<f64>(n * n)?);
+        cholesky::reconstruct(cuda, Uplo::Lower, View::dense(&l, n, n)?, ViewMut::dense(&mut llt, n, n)?)?;
+        rel_diff(cuda, n, &llt, &rounded, Some(Uplo::Lower))
+    };
+    let (e, e_vendor) = (error(&ours)?, error(&theirs)?);
+    let flops = (n as f64).powi(3) / 3.0;
+    Ok(record(
+        "potrf_f32",
+        n,
+        t,
+        t_vendor,
+        Some(flops),
+        json!({
+            "precision": "f32", "gpumat_backward_error": e, "vendor_backward_error": e_vendor,
+            "block_size": params.block_size,
+        }),
+    ))
 }
 
 /// `A = α·11ᵀ + β·I` is SPD with a known factor: eliminating `j` columns
@@ -418,14 +471,14 @@ pub fn capacity(cuda: &Cuda) -> Result<Vec<Value>> {
     let vendor_fits = |n: usize| {
         succeeds(cuda, || {
             let _a = cuda.alloc::<f64>(n * n)?;
-            vendor::DenseCholesky::new(cuda, n)
+            vendor::DenseCholesky::<f64>::new(cuda, n)
         })
     };
     let (n_ours, t_ours, e_ours, b_ours) = find(cuda, "gpumat RFP", hi, ours_fits, confirm_rfp)?;
     let (n_vendor, t_vendor, e_vendor, b_vendor) = find(cuda, "cuSOLVER dpotrf", hi, vendor_fits, confirm_vendor)?;
     // What limits cuSOLVER: its workspace at that order, and the order its
     // matrix alone would reach.
-    let vendor_workspace = vendor::DenseCholesky::new(cuda, n_vendor)?.workspace_bytes();
+    let vendor_workspace = vendor::DenseCholesky::<f64>::new(cuda, n_vendor)?.workspace_bytes();
     let matrix_only = largest(1024, hi, |n| succeeds(cuda, || cuda.alloc::<f64>(n * n)))?;
     let mut row = record(
         "potrf_capacity",
