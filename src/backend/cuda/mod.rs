@@ -37,8 +37,8 @@ use crate::{Elem, Error, Result, Scalar};
 
 /// Threads per block of the 1-D kernels (the reductions assume exactly this).
 const BLOCK: usize = 256;
-/// Order up to which `potrf` uses the one-thread-per-row kernel (`LEAF` in
-/// `kernels/potrf.cu`).
+/// Order up to which `potrf` uses the leaf kernel, whose threads hold the
+/// rows in registers (`LEAF` in `kernels/potrf.cu`).
 const POTRF_LEAF: usize = 64;
 /// Most blocks a 1-D launch uses; the kernels stride over the rest.
 const MAX_BLOCKS: usize = 65_535;
@@ -440,7 +440,8 @@ impl Cuda {
     }
 
     /// `potrf_panel` on a panel `width <= POTRF_LEAF` wide and `len` long,
-    /// in one launch: a block per `POTRF_LEAF` rows below the diagonal block.
+    /// in one launch: a block per `POTRF_LEAF` rows below the diagonal block,
+    /// two threads per row and per row of the diagonal block.
     fn potrf_leaf_panel<T: Scalar>(
         &self,
         uplo: Uplo,
