@@ -161,6 +161,13 @@ fn cluster_attribute(blocks: u32) -> cudarc::driver::sys::CUlaunchAttribute {
     cluster
 }
 
+/// A stream of the highest priority on `ctx`.
+fn urgent_stream(ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>> {
+    let (_, greatest) =
+        cudarc::driver::result::stream::get_priority_range().map_err(driver("reading stream priorities"))?;
+    ctx.new_stream_with_priority(greatest).map_err(driver("creating a stream"))
+}
+
 fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
 }
@@ -182,9 +189,7 @@ impl Cuda {
         // otherwise hold the SMs while a panel waits (H100: LU 36.7 → 32.8
         // ms at n = 8192).
         ctx.bind_to_thread().map_err(driver("binding the context"))?;
-        let (_, greatest) =
-            cudarc::driver::result::stream::get_priority_range().map_err(driver("reading stream priorities"))?;
-        let stream = ctx.new_stream_with_priority(greatest).map_err(driver("creating a stream"))?;
+        let stream = urgent_stream(&ctx)?;
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
             return Err(Error::Device("cuBLAS not found (libcublas could not be loaded)".into()));
@@ -224,13 +229,10 @@ impl Cuda {
     /// the highest with `urgent`.
     fn fork(&self, urgent: bool) -> Result<Cuda> {
         let stream = if urgent {
-            let (_, greatest) =
-                cudarc::driver::result::stream::get_priority_range().map_err(driver("reading stream priorities"))?;
-            self.ctx.new_stream_with_priority(greatest)
+            urgent_stream(&self.ctx)?
         } else {
-            self.ctx.new_stream()
-        }
-        .map_err(driver("creating a stream"))?;
+            self.ctx.new_stream().map_err(driver("creating a stream"))?
+        };
         let blas =
             CudaBlas::new(stream.clone()).map_err(|e| Error::Device(format!("creating a cuBLAS handle: {e}")))?;
         Ok(Cuda {

@@ -1,7 +1,8 @@
 //! The Cholesky benches. `cholesky`: time, backward error and peak device
 //! memory of gpumat's factorization in full and RFP storage against cuSOLVER
-//! `dpotrf` (and `spotrf` in single precision). `capacity`: the largest order each can factor on the device,
-//! found by bisection and confirmed by a factorization.
+//! `dpotrf` (and `spotrf` in single precision). `capacity`: the largest order
+//! each can factor on the device, found by bisection and confirmed by a
+//! factorization.
 
 use std::time::Instant;
 
