@@ -58,6 +58,10 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// An environment variable that gpumat reads holds a value it cannot use.
+    #[error("{variable}={value:?}: expected {expected}")]
+    InvalidEnvironment { variable: &'static str, value: String, expected: &'static str },
+
     /// The device, its driver or a kernel compiler reported a failure.
     #[error("device error: {0}")]
     Device(String),

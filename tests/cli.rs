@@ -136,3 +136,20 @@ fn solve_refuses_what_cholesky_cannot_take() {
     assert_one_line_error(&gpumat(&["solve", &a, &b2]), 1, "B has 2 rows");
     assert_one_line_error(&gpumat(&["solve", &a, &b2, "--storage", "packed"]), 64, "packed");
 }
+
+#[test]
+fn an_invalid_tuning_variable_is_a_usage_error_naming_it() {
+    let o = Command::new(env!("CARGO_BIN_EXE_gpumat"))
+        .args(["--device", "cpu", "info"])
+        .env("GPUMAT_LU_PANEL", "fastest")
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, 64, "GPUMAT_LU_PANEL=\"fastest\": expected cluster, reg, ll, grid or block");
+    let o = Command::new(env!("CARGO_BIN_EXE_gpumat"))
+        .args(["--device", "cpu", "info"])
+        .env("GPUMAT_SPLIT", "tf32")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Tf32"), "{}", stdout(&o));
+}

@@ -540,3 +540,29 @@ fn rectangular_blocks_inside_a_buffer() {
     let dev = device();
     gpumat::with_backend!(dev, be => rectangular(be));
 }
+
+/// Every LU panel kernel, forced through the device's tuning, gives the
+/// factorization of partial pivoting within the bound, with the pivots of
+/// the default choice (ties aside, the rule is the same: first largest).
+#[test]
+fn every_panel_kernel_factors_alike() {
+    use gpumat::backend::Tuning;
+    use gpumat::backend::tuning::LuPanel;
+    let dev = device();
+    let name = if dev.is_cpu() { "cpu" } else { "cuda" };
+    let n = 300;
+    let a = random(&mut rng(31), n, n);
+    let factor = |panel: Option<LuPanel>| {
+        let d = gpumat::Device::with_tuning(name, Tuning { lu_panel: panel, ..dev.tuning() }).unwrap();
+        let f = d.from_col_major(n, n, &a).unwrap().lu().unwrap();
+        let fac = rel_error(&f.reconstruct().unwrap().to_host().unwrap(), &a);
+        let bound = 10.0 * n as f64 * u::<f64>() * growth(&host(f.factors()), &a, n).max(1.0);
+        (f.pivots().unwrap(), fac, bound)
+    };
+    let (pivots, ..) = factor(None);
+    for panel in [LuPanel::Cluster, LuPanel::Register, LuPanel::SharedMemory, LuPanel::Grid, LuPanel::Block] {
+        let (p, fac, bound) = factor(Some(panel));
+        assert!(fac <= bound, "{panel:?}: ‖A − PᵀLU‖/‖A‖ = {fac:e} > {bound:e}");
+        assert_eq!(p, pivots, "{panel:?}: other pivots than the default choice");
+    }
+}

@@ -7,7 +7,7 @@ use faer::MatRef;
 use super::Matrix;
 use crate::backend::cpu::CpuBuffer;
 use crate::backend::cuda::CudaBuffer;
-use crate::backend::{Backend, Cpu, Cuda};
+use crate::backend::{Backend, Cpu, Cuda, Tuning};
 use crate::{Elem, Error, Result, Scalar};
 
 /// The environment variable that overrides [`Device::auto`]: `auto`, `cpu`
@@ -24,6 +24,8 @@ pub struct Device {
 
 struct Inner {
     backend: AnyBackend,
+    /// The knobs the device was made with.
+    tuning: Tuning,
     /// Why `auto` chose the CPU, when it did.
     fallback: Option<String>,
 }
@@ -90,49 +92,82 @@ impl Resident for Cuda {
 }
 
 impl Device {
-    fn new(backend: AnyBackend, fallback: Option<String>) -> Self {
-        Device { inner: Arc::new(Inner { backend, fallback }) }
+    fn new(backend: AnyBackend, tuning: Tuning, fallback: Option<String>) -> Self {
+        Device { inner: Arc::new(Inner { backend, tuning, fallback }) }
     }
 
     /// A CUDA GPU if a driver and a GPU are present, else the CPU (and
     /// [`describe`](Self::describe) says why). `GPUMAT_DEVICE=cpu|cuda`
-    /// forces the choice; forcing `cuda` without a GPU is an error.
+    /// forces the choice; forcing `cuda` without a GPU is an error. The
+    /// knobs come from the environment ([`Tuning::from_env`]); a variable
+    /// that does not parse is an error.
     pub fn auto() -> Result<Self> {
         match std::env::var(DEVICE_VAR) {
             Ok(name) => Self::from_name(&name),
-            Err(std::env::VarError::NotPresent) => Ok(Self::detect()),
+            Err(std::env::VarError::NotPresent) => Self::from_name("auto"),
             Err(e) => Err(Error::InvalidArgument(format!("{DEVICE_VAR}: {e}"))),
         }
     }
 
-    /// `auto`, `cpu` or `cuda` (case-insensitive, surrounding spaces ignored).
+    /// `auto`, `cpu` or `cuda` (case-insensitive, surrounding spaces
+    /// ignored), with the knobs of the environment.
     pub fn from_name(name: &str) -> Result<Self> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => Ok(Self::detect()),
-            "cpu" => Ok(Self::cpu()),
-            "cuda" | "gpu" => Self::cuda(),
-            other => Err(Error::InvalidArgument(format!("unknown device '{other}' (expected auto, cpu or cuda)"))),
+        let choice = Choice::parse(name)?;
+        let tuning = Tuning::from_env()?;
+        match choice {
+            Choice::Auto => Ok(Self::detect(tuning)),
+            Choice::Cpu => Ok(Self::new(AnyBackend::Cpu(Cpu::new()), tuning, None)),
+            Choice::Cuda => Self::cuda_shared(tuning),
+        }
+    }
+
+    /// The device `name` names, with the given knobs instead of the
+    /// environment's: for benchmarks and tests that force a kernel path or
+    /// a blocking. A GPU opened this way is a device of its own, apart from
+    /// the one [`auto`](Self::auto) shares.
+    pub fn with_tuning(name: &str, tuning: Tuning) -> Result<Self> {
+        match Choice::parse(name)? {
+            Choice::Cpu => Ok(Self::new(AnyBackend::Cpu(Cpu::new()), tuning, None)),
+            Choice::Cuda => Ok(Self::new(AnyBackend::Cuda(Cuda::new(0, tuning)?), tuning, None)),
+            Choice::Auto => match Cuda::new(0, tuning) {
+                Ok(cuda) => Ok(Self::new(AnyBackend::Cuda(cuda), tuning, None)),
+                Err(e) => Ok(Self::cpu_fallback(tuning, e)),
+            },
         }
     }
 
     /// The CPU, with all of rayon's threads.
     pub fn cpu() -> Self {
-        Self::new(AnyBackend::Cpu(Cpu::new()), None)
+        Self::new(AnyBackend::Cpu(Cpu::new()), Tuning::default(), None)
     }
 
-    /// The first CUDA GPU, or why there is none to use. The GPU is opened
-    /// once per process; every call returns the same device.
+    /// The first CUDA GPU with the environment's knobs, or why there is
+    /// none to use. The GPU is opened once per process; every call returns
+    /// the same device.
     pub fn cuda() -> Result<Self> {
-        static CUDA: OnceLock<Result<Device>> = OnceLock::new();
-        CUDA.get_or_init(|| Ok(Self::new(AnyBackend::Cuda(Cuda::new(0)?), None))).clone()
+        Self::cuda_shared(Tuning::from_env()?)
     }
 
-    fn detect() -> Self {
-        match Self::cuda() {
-            Ok(dev) => dev,
-            Err(Error::Device(why)) => Self::new(AnyBackend::Cpu(Cpu::new()), Some(why)),
-            Err(e) => Self::new(AnyBackend::Cpu(Cpu::new()), Some(e.to_string())),
-        }
+    fn cuda_shared(tuning: Tuning) -> Result<Self> {
+        static CUDA: OnceLock<Result<Device>> = OnceLock::new();
+        CUDA.get_or_init(|| Ok(Self::new(AnyBackend::Cuda(Cuda::new(0, tuning)?), tuning, None))).clone()
+    }
+
+    fn detect(tuning: Tuning) -> Self {
+        Self::cuda_shared(tuning).unwrap_or_else(|e| Self::cpu_fallback(tuning, e))
+    }
+
+    fn cpu_fallback(tuning: Tuning, why: Error) -> Self {
+        let why = match why {
+            Error::Device(why) => why,
+            e => e.to_string(),
+        };
+        Self::new(AnyBackend::Cpu(Cpu::new()), tuning, Some(why))
+    }
+
+    /// The knobs this device was made with.
+    pub fn tuning(&self) -> Tuning {
+        self.inner.tuning
     }
 
     /// Which device this is and, when `auto` fell back to the CPU, why.
@@ -209,6 +244,24 @@ impl Device {
         let mut data = vec![T::ZERO; n * n];
         (0..n).for_each(|i| data[i * n + i] = T::ONE);
         self.from_col_major(n, n, &data)
+    }
+}
+
+/// What a device name asks for.
+enum Choice {
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl Choice {
+    fn parse(name: &str) -> Result<Choice> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Choice::Auto),
+            "cpu" => Ok(Choice::Cpu),
+            "cuda" | "gpu" => Ok(Choice::Cuda),
+            other => Err(Error::InvalidArgument(format!("unknown device '{other}' (expected auto, cpu or cuda)"))),
+        }
     }
 }
 

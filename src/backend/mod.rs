@@ -18,10 +18,12 @@ mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod region;
+pub mod tuning;
 pub mod view;
 
 pub use cpu::Cpu;
 pub use cuda::Cuda;
+pub use tuning::Tuning;
 pub use view::{Block, BufferMut, View, ViewMut};
 
 use crate::layout::{Rfp, Uplo};

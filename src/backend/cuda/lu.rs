@@ -6,6 +6,7 @@ use std::ops::Range;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{Arg, Cuda, n, ptr_mut, raw};
+use crate::backend::tuning::LuPanel;
 use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
 
@@ -128,18 +129,17 @@ impl Cuda {
     /// fit in the threads of one cluster), the register kernel (rows fit in
     /// the threads of one block per SM), the shared-memory kernel (rows fit
     /// in the shared memory of one block per SM), the grid-wide kernel (tall
-    /// panels), the one-block kernel. For tests, `GPUMAT_LU_PANEL=cluster`,
-    /// `=reg` or `=ll` forces the cluster, register or shared-memory kernel
-    /// with 32 rows per block (so that small panels take the exchanges
-    /// between blocks), and `=grid` or `=block` the last two.
+    /// panels), the one-block kernel. [`Tuning::lu_panel`] forces one of
+    /// them; the cluster, register and shared-memory kernels then take 32
+    /// rows per block, so that small panels take the exchanges between
+    /// blocks.
     fn panel_kernel(&self, rows: usize, cols: usize, elem: usize) -> Result<PanelKernel> {
-        let forced = std::env::var("GPUMAT_LU_PANEL").ok();
-        let (reg_many, ll_many) = (forced.as_deref() == Some("reg"), forced.as_deref() == Some("ll"));
-        let cluster_many = forced.as_deref() == Some("cluster");
+        let forced = self.tuning().lu_panel;
+        let allowed = |k: LuPanel| forced.is_none_or(|f| f == k);
+        let per_block = |default: usize| if forced.is_some() { 32 } else { default };
         let most = self.cluster_blocks()?;
-        if cols <= REG_NB && most > 0 && (forced.is_none() || cluster_many) {
-            let per_block = if cluster_many { 32 } else { CLUSTER_ROWS_PER_BLOCK };
-            let blocks = rows.div_ceil(per_block).clamp(1, most);
+        if cols <= REG_NB && most > 0 && allowed(LuPanel::Cluster) {
+            let blocks = rows.div_ceil(per_block(CLUSTER_ROWS_PER_BLOCK)).clamp(1, most);
             let chunk = rows.div_ceil(blocks);
             if chunk <= CLUSTER_MAX_ROWS {
                 // At least 64 threads: the interchanges of the other columns
@@ -147,26 +147,24 @@ impl Cuda {
                 return Ok(PanelKernel::Cluster { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
             }
         }
-        if cols <= REG_NB && (forced.is_none() || reg_many) {
-            let per_block = if reg_many { 32 } else { REG_ROWS_PER_BLOCK };
-            let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
+        if cols <= REG_NB && allowed(LuPanel::Register) {
+            let blocks = rows.div_ceil(per_block(REG_ROWS_PER_BLOCK)).clamp(1, self.sms()?);
             let chunk = rows.div_ceil(blocks);
             if chunk <= REG_MAX_ROWS {
                 return Ok(PanelKernel::Reg { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
             }
         }
-        if cols <= GRID_MAX_NB && (forced.is_none() || ll_many) {
+        if cols <= GRID_MAX_NB && allowed(LuPanel::SharedMemory) {
             let bytes = |blocks: usize| rows.div_ceil(blocks) * cols * elem;
-            if bytes(1) <= LL_MAX_SMEM && !ll_many {
+            if bytes(1) <= LL_MAX_SMEM && forced.is_none() {
                 return Ok(PanelKernel::Ll { blocks: 1 });
             }
-            let per_block = if ll_many { 32 } else { LL_ROWS_PER_BLOCK };
-            let blocks = rows.div_ceil(per_block).clamp(1, self.sms()?);
+            let blocks = rows.div_ceil(per_block(LL_ROWS_PER_BLOCK)).clamp(1, self.sms()?);
             if bytes(blocks) <= LL_MAX_SMEM {
                 return Ok(PanelKernel::Ll { blocks });
             }
         }
-        if rows < GRID_MIN_ROWS || cols > GRID_MAX_NB || forced.as_deref() == Some("block") {
+        if rows < GRID_MIN_ROWS || cols > GRID_MAX_NB || forced == Some(LuPanel::Block) {
             return Ok(PanelKernel::Block);
         }
         Ok(PanelKernel::Grid { blocks: rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, self.sms()?) })

@@ -30,7 +30,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
 };
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, View, ViewMut, check};
+use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Tuning, View, ViewMut, check};
 use crate::layout::rfp::Placement;
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -71,7 +71,10 @@ pub struct Cuda {
     /// The most blocks of the LU cluster kernel's cluster (0: none), probed
     /// on first use.
     clusters: OnceLock<usize>,
-    /// Whether `replay` records graphs (`GPUMAT_GRAPHS=0`: no).
+    /// The knobs, shared with the other queues.
+    tuning: Arc<Mutex<Tuning>>,
+    /// Whether `replay` records graphs here (only on the main queue, and
+    /// only when the tuning says so).
     record_graphs: AtomicBool,
     /// Work recorded by `replay`, and whether a capture is under way.
     recordings: Mutex<graph::Recordings>,
@@ -173,8 +176,9 @@ fn nan_max(a: f64, b: f64) -> f64 {
 }
 
 impl Cuda {
-    /// The GPU of the given ordinal, or why it cannot be used.
-    pub fn new(ordinal: usize) -> Result<Self> {
+    /// The GPU of the given ordinal with the given knobs, or why it cannot
+    /// be used.
+    pub fn new(ordinal: usize, tuning: Tuning) -> Result<Self> {
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::Device("no CUDA driver found (libcuda could not be loaded)".into()));
@@ -218,7 +222,8 @@ impl Cuda {
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
             clusters: OnceLock::new(),
-            record_graphs: AtomicBool::new(std::env::var("GPUMAT_GRAPHS").map_or(true, |v| v != "0")),
+            tuning: Arc::new(Mutex::new(tuning)),
+            record_graphs: AtomicBool::new(tuning.graphs),
             recordings: Mutex::default(),
             capturing: AtomicBool::new(false),
         })
@@ -249,16 +254,24 @@ impl Cuda {
             arrivals: OnceLock::new(),
             exchange: Mutex::new(None),
             clusters: OnceLock::new(),
+            tuning: self.tuning.clone(),
             record_graphs: AtomicBool::new(false),
             recordings: Mutex::default(),
             capturing: AtomicBool::new(false),
         })
     }
 
-    /// Turns the recording of repeated work into graphs
-    /// ([`Backend::replay`]) on or off, for comparisons; on by default.
-    pub fn record_graphs(&self, on: bool) {
-        self.record_graphs.store(on, std::sync::atomic::Ordering::Release);
+    /// The knobs in force.
+    pub fn tuning(&self) -> Tuning {
+        *self.tuning.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Other knobs from the next operation on, on every queue of this GPU:
+    /// for benchmarks that sweep a blocking and tests that force each
+    /// kernel path.
+    pub fn set_tuning(&self, tuning: Tuning) {
+        *self.tuning.lock().unwrap_or_else(|p| p.into_inner()) = tuning;
+        self.record_graphs.store(tuning.graphs, std::sync::atomic::Ordering::Release);
     }
 
     /// The GPU's model, e.g. `NVIDIA H100 80GB HBM3`.

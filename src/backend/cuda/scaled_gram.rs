@@ -21,13 +21,13 @@
 //! chunks of `kc` and a block column is accumulated with `β = 1` after its
 //! first chunk; the same block column always stays on the same queue.
 //!
-//! Tuning, for benchmarks: `GPUMAT_SCALED_GRAM_NB` (block width),
-//! `GPUMAT_SCALED_GRAM_KC` (depth per chunk) and `GPUMAT_SCALED_GRAM_STREAMS`
-//! (1 or 2) override the defaults of [`GramPlan::new`].
+//! [`GramTuning`] (block width, depth per chunk, queues) overrides the
+//! defaults of [`GramPlan::new`], for benchmarks.
 
 use cudarc::cublas::sys::{self, cublasSideMode_t};
 
 use super::{Cuda, CudaBuffer, blas, raw, raw_mut};
+use crate::backend::tuning::{GramTuning, Split, SplitTuning};
 use crate::backend::{Backend, Op, View, ViewMut, check};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -51,14 +51,14 @@ impl GramPlan {
     /// entries, about 3 % of the operand; a second queue, and workspace,
     /// below 16384 rows, where one queue's `gemm`s leave the GPU idle at the
     /// tail (5–10 % faster at 8192 × 16384; no gain at 16384 × 32768).
-    pub fn new(rows: usize, k: usize) -> GramPlan {
-        let nb = env_usize("GPUMAT_SCALED_GRAM_NB").unwrap_or((rows / 16 / 64 * 64).clamp(256, 1024));
+    pub fn new(rows: usize, k: usize, tuning: &GramTuning) -> GramPlan {
+        let nb = tuning.nb.unwrap_or((rows / 16 / 64 * 64).clamp(256, 1024));
         let nb = nb.clamp(1, rows.max(1));
         let budget = (rows.saturating_mul(k) / 32).max(1 << 20);
-        let kc = env_usize("GPUMAT_SCALED_GRAM_KC").unwrap_or(budget / nb).clamp(1, k.max(1));
+        let kc = tuning.kc.unwrap_or(budget / nb).clamp(1, k.max(1));
         let panels = rows.div_ceil(nb).max(1);
         let queues = if rows < 16384 { 2 } else { 1 };
-        let streams = env_usize("GPUMAT_SCALED_GRAM_STREAMS").unwrap_or(queues).clamp(1, 2).min(panels);
+        let streams = tuning.streams.unwrap_or(queues).clamp(1, 2).min(panels);
         GramPlan { nb, kc, streams, k }
     }
 
@@ -67,10 +67,6 @@ impl GramPlan {
     pub fn workspace_bytes(&self, elem_size: usize) -> usize {
         (self.streams * self.nb * self.kc + self.k) * elem_size
     }
-}
-
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok()?.parse().ok().filter(|&x| x > 0)
 }
 
 /// `C := X·diag(x)` for the `rows × cols` block `X` (cuBLAS `dgmm`; `C` may
@@ -231,7 +227,7 @@ impl Cuda {
             // C := β·C on the triangle without reading A (cuBLAS: k = 0).
             return Backend::syrk(self, uplo, Op::NoTrans, alpha, a.sub(0, 0, n, 0)?, beta, c);
         }
-        let plan = GramPlan::new(n, k);
+        let plan = GramPlan::new(n, k, &self.tuning().gram);
         let d2 = self.weights_squared(&d, k)?;
         let ws = self.workspaces::<T>(&plan)?;
         let size = size_of::<T>();
@@ -304,7 +300,7 @@ impl Cuda {
             return Backend::gemm(self, alpha, a0, Op::NoTrans, b0, Op::Trans, beta, c);
         }
         // Block columns of C are block rows of B.
-        let plan = GramPlan::new(n, k);
+        let plan = GramPlan::new(n, k, &self.tuning().gram);
         let d2 = self.weights_squared(&d, k)?;
         let ws = self.workspaces::<T>(&plan)?;
         let size = size_of::<T>();
@@ -361,7 +357,7 @@ impl Cuda {
         if k == 0 {
             return self.fill(c, 0.0);
         }
-        let plan = SplitPlan::new(n, k);
+        let plan = SplitPlan::new(n, k, &self.tuning().split);
         let half = plan.kind == Split::Half;
         let size = if half { 2 } else { 4 };
         // 4·n·kb entries of `size` bytes, as f32 words.
@@ -512,15 +508,6 @@ pub fn lower_cover(n: usize, leaf: usize) -> Vec<Squares> {
     out
 }
 
-/// The tensor-core type `scaled_syrk_f32` splits into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Split {
-    /// IEEE half, rows scaled by powers of two.
-    Half,
-    /// TF32 (half the rate, no scaling).
-    Tf32,
-}
-
 /// How `scaled_syrk_f32` is cut: panels of `kb` columns of `A`, diagonal
 /// leaves of order `leaf`, and the type of the split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -538,13 +525,12 @@ impl SplitPlan {
     /// 16384 on an H100: 7.1 ms with `kb = 2048`, 7.9 with 1024, 10.6 with
     /// 512; TF32 takes 16.4, 17.4, 20.4). `leaf = n/8` rounded
     /// to 64 within 256..=1024: the work above the diagonal of the leaves
-    /// is `leaf/(2n)` of the total. `GPUMAT_SPLIT_KB` and `GPUMAT_SPLIT_LEAF`
-    /// override them (benchmarks).
-    pub fn new(n: usize, k: usize) -> SplitPlan {
-        let kb = env_usize("GPUMAT_SPLIT_KB").unwrap_or((k / 8).clamp(64, 2048)).clamp(1, k.max(1));
-        let leaf = env_usize("GPUMAT_SPLIT_LEAF").unwrap_or((n / 8 / 64 * 64).clamp(256, 1024)).clamp(1, n.max(1));
-        let kind = if std::env::var("GPUMAT_SPLIT").is_ok_and(|v| v == "tf32") { Split::Tf32 } else { Split::Half };
-        SplitPlan { kb, leaf, kind }
+    /// is `leaf/(2n)` of the total. [`SplitTuning`] overrides them
+    /// (benchmarks).
+    pub fn new(n: usize, k: usize, tuning: &SplitTuning) -> SplitPlan {
+        let kb = tuning.kb.unwrap_or((k / 8).clamp(64, 2048)).clamp(1, k.max(1));
+        let leaf = tuning.leaf.unwrap_or((n / 8 / 64 * 64).clamp(256, 1024)).clamp(1, n.max(1));
+        SplitPlan { kb, leaf, kind: tuning.kind }
     }
 }
 

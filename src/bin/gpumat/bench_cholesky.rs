@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Block, BufferMut, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Tuning, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::{Rfp, Transr, Uplo};
 use gpumat::{Error, Result, Scalar};
@@ -153,7 +153,8 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             || factor_vendor(cuda, n, &a, &mut theirs, &mut vendor),
         )?;
         // The same without graphs: every call enqueued by the host.
-        cuda.record_graphs(false);
+        let knobs = cuda.tuning();
+        cuda.set_tuning(Tuning { graphs: false, ..knobs });
         let (t_plain, t_vendor_plain) = side_by_side(
             cuda,
             args.reps,
@@ -166,7 +167,7 @@ pub fn cholesky(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             || factor_rfp(cuda, rfp, &arf0, &mut arf, &mut info_rfp, params),
             || factor_full(cuda, n, &a, &mut ours, &mut info, params),
         )?;
-        cuda.record_graphs(true);
+        cuda.set_tuning(knobs);
         // Packed against full, interleaved, for the time ratio the issue sets.
         let (t_rfp, t_full_again) = side_by_side(
             cuda,

@@ -22,7 +22,8 @@ use std::time::Instant;
 use gpumat::Result;
 use gpumat::backend::cuda::scaled_gram::GramPlan;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, BufferMut, Norm, Op, View, ViewMut};
+use gpumat::backend::tuning::GramTuning;
+use gpumat::backend::{Backend, BufferMut, Norm, Op, Tuning, View, ViewMut};
 use gpumat::layout::Uplo;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
@@ -90,30 +91,18 @@ fn sweep(
     (a, d): (&CudaBuffer<f64>, &CudaBuffer<f64>),
     full: &mut CudaBuffer<f64>,
 ) -> Result<Vec<Value>> {
-    const NB: &str = "GPUMAT_SCALED_GRAM_NB";
-    const QUEUES: &str = "GPUMAT_SCALED_GRAM_STREAMS";
-    let saved = (std::env::var(NB).ok(), std::env::var(QUEUES).ok());
-    let set = |name: &str, value: Option<String>| {
-        // SAFETY: the bench is single-threaded here, and nothing else reads
-        // or writes the environment meanwhile.
-        unsafe {
-            match value {
-                Some(v) => std::env::set_var(name, v),
-                None => std::env::remove_var(name),
-            }
-        }
-    };
+    let saved = cuda.tuning();
     let (mut w, mut c) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * m)?);
     let mut rows = vec![];
     let mut run = || -> Result<()> {
         for (nb, queues) in SWEEP.into_iter().filter(|&(nb, _)| nb < m) {
-            set(NB, Some(nb.to_string()));
-            set(QUEUES, Some(queues.to_string()));
+            let gram = GramTuning { nb: Some(nb), streams: Some(queues), ..saved.gram };
+            cuda.set_tuning(Tuning { gram, ..saved });
             let (av, dv) = (View::dense(a, m, n)?, View::dense(d, n, 1)?);
             let mut ours = || cuda.scaled_syrk(Uplo::Lower, 1.0, av, dv, 0.0, ViewMut::dense(full, m, m)?);
             let mut theirs = || vendor::scaled_gram_syrk(cuda, (m, n), a, d, &mut w, &mut c);
             let t = interleaved(cuda, args.reps, &mut [&mut ours, &mut theirs])?;
-            let plan = GramPlan::new(m, n);
+            let plan = GramPlan::new(m, n, &gram);
             rows.push(record(
                 &format!("scaled_gram full {m}×{n} nb={nb} queues={queues}"),
                 m,
@@ -127,8 +116,7 @@ fn sweep(
         Ok(())
     };
     let result = run();
-    set(NB, saved.0);
-    set(QUEUES, saved.1);
+    cuda.set_tuning(saved);
     result.map(|()| rows)
 }
 
@@ -174,7 +162,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             );
         }
 
-        let plan = GramPlan::new(m, n);
+        let plan = GramPlan::new(m, n, &cuda.tuning().gram);
         let flops = (m as f64) * (m as f64) * (n as f64);
         let common = json!({
             "cols": n, "block_width": plan.nb, "depth_chunk": plan.kc, "queues": plan.streams,

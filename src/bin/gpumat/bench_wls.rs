@@ -10,8 +10,10 @@
 
 use std::time::Duration;
 
+use gpumat::backend::cuda::scaled_gram::SplitPlan;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Cpu, Norm, Op, View, ViewMut};
+use gpumat::backend::tuning::{Split, SplitTuning};
+use gpumat::backend::{Backend, Cpu, Norm, Op, Tuning, View, ViewMut};
 use gpumat::layout::Uplo;
 use gpumat::solve::wls::{self, NormalOutcome, Problem, WlsParams, WlsTimings};
 use gpumat::{Error, Result};
@@ -221,7 +223,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "refine_ms": ms(timings.refine),
                 "condition_ms": ms(timings.condition),
                 "fallback_ms": ms(timings.fallback),
-                "gpumat_bytes": 8 * m * n + 4 * m * m + 4 * 4 * m * gpumat::backend::cuda::scaled_gram::SplitPlan::new(m, n).kb,
+                "gpumat_bytes": 8 * m * n + 4 * m * m + 4 * 4 * m * SplitPlan::new(m, n, &cuda.tuning().split).kb,
                 "vendor_bytes": 8 * (2 * m * n + m * m) + chol.workspace_bytes(),
             }),
         ));
@@ -253,22 +255,16 @@ pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         })?;
         drop(g64);
         let mut g = cuda.alloc::<f32>(m * m)?;
-        for split in ["f16", "tf32"] {
+        let saved = cuda.tuning();
+        for (split, kind) in [("f16", Split::Half), ("tf32", Split::Tf32)] {
             for kb in [512, 1024, 2048] {
-                // SAFETY (set_var): the benchmark is single-threaded here.
-                unsafe {
-                    std::env::set_var("GPUMAT_SPLIT_KB", kb.to_string());
-                    std::env::set_var("GPUMAT_SPLIT", split);
-                }
+                cuda.set_tuning(Tuning { split: SplitTuning { kind, kb: Some(kb), ..saved.split }, ..saved });
                 time(&format!("scaled_syrk_f32 {split}, kb = {kb}"), &mut || {
                     cuda.scaled_syrk_f32(problem.a, problem.d, ViewMut::dense(&mut g, m, m)?)
                 })?;
             }
         }
-        unsafe {
-            std::env::remove_var("GPUMAT_SPLIT_KB");
-            std::env::remove_var("GPUMAT_SPLIT");
-        }
+        cuda.set_tuning(saved);
         let mut l = cuda.alloc::<f32>(m * m)?;
         let mut info = cuda.upload(&[0i32])?;
         time("f32 Cholesky (copy of G + factor)", &mut || {

@@ -9,6 +9,9 @@ pub fn run(device: Result<Device>) -> Result<()> {
     if let Some(why) = dev.fallback_reason() {
         println!("CPU because: {why}");
     }
+    if dev.tuning() != gpumat::backend::Tuning::default() {
+        println!("tuning:      {:?}", dev.tuning());
+    }
     println!("CPU threads: {} (set RAYON_NUM_THREADS to change)", dev.cpu_threads());
     Ok(())
 }

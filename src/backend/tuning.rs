@@ -1,0 +1,209 @@
+//! The knobs of the backends, read from the environment once, when a device
+//! is made, and handed to the plans as data.
+//!
+//! Every field has a default that was measured to be the best on an H100;
+//! the knobs exist for benchmarks (sweeps) and tests (forcing each kernel
+//! path on small inputs). A value that does not parse is an error naming the
+//! variable, never a silent default. Benchmarks and tests that want other
+//! values build a device with [`Device::with_tuning`](crate::Device::with_tuning)
+//! or call [`Cuda::set_tuning`](crate::backend::Cuda::set_tuning), never
+//! `std::env::set_var`.
+
+use crate::{Error, Result};
+
+/// How the CUDA backend chooses among its algorithms and blockings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// Record repeated work as CUDA graphs and replay it
+    /// ([`Backend::replay`](super::Backend::replay)); `GPUMAT_GRAPHS=0` turns
+    /// it off.
+    pub graphs: bool,
+    /// One LU panel kernel for every panel, with few rows per block so that
+    /// small panels take the exchanges between blocks (`GPUMAT_LU_PANEL`);
+    /// `None`: chosen by shape and GPU.
+    pub lu_panel: Option<LuPanel>,
+    /// Block columns, depth per chunk and queues of the scaled Gram product
+    /// `A·D²·Aᵀ` (`GPUMAT_SCALED_GRAM_NB`, `_KC`, `_STREAMS`); `None`: the
+    /// plan's choice for the shape.
+    pub gram: GramTuning,
+    /// The low-precision Gram matrix of weighted least squares: split type,
+    /// panel depth and diagonal leaf (`GPUMAT_SPLIT`, `_KB`, `_LEAF`).
+    pub split: SplitTuning,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning { graphs: true, lu_panel: None, gram: GramTuning::default(), split: SplitTuning::default() }
+    }
+}
+
+/// The LU panel kernels of the CUDA backend, fastest first where they apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LuPanel {
+    /// Rows in registers, the blocks of one thread-block cluster exchanging
+    /// pivot candidates in shared memory (sm_90 and later).
+    Cluster,
+    /// Rows in registers, one exchange through global memory per column.
+    Register,
+    /// Rows in shared memory, one exchange per column.
+    SharedMemory,
+    /// Rows in global memory, a grid-wide barrier per column.
+    Grid,
+    /// One thread block for the whole panel.
+    Block,
+}
+
+/// Overrides of the scaled Gram product's plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GramTuning {
+    pub nb: Option<usize>,
+    pub kc: Option<usize>,
+    /// 1 or 2.
+    pub streams: Option<usize>,
+}
+
+/// The type the low-precision Gram matrix is split into on the tensor cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Split {
+    /// IEEE half, rows scaled by powers of two.
+    #[default]
+    Half,
+    /// TF32 (half the rate, no scaling).
+    Tf32,
+}
+
+/// Overrides of the low-precision Gram matrix's plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplitTuning {
+    pub kind: Split,
+    pub kb: Option<usize>,
+    pub leaf: Option<usize>,
+}
+
+/// Every variable [`Tuning::from_env`] reads, with the values it takes.
+pub const VARIABLES: &[(&str, &str)] = &[
+    ("GPUMAT_GRAPHS", "1 (default) or 0"),
+    ("GPUMAT_LU_PANEL", "cluster, reg, ll, grid or block"),
+    ("GPUMAT_SCALED_GRAM_NB", "a positive integer"),
+    ("GPUMAT_SCALED_GRAM_KC", "a positive integer"),
+    ("GPUMAT_SCALED_GRAM_STREAMS", "1 or 2"),
+    ("GPUMAT_SPLIT", "half (default) or tf32"),
+    ("GPUMAT_SPLIT_KB", "a positive integer"),
+    ("GPUMAT_SPLIT_LEAF", "a positive integer"),
+];
+
+impl Tuning {
+    /// The tuning the environment asks for; unset variables take the
+    /// defaults.
+    pub fn from_env() -> Result<Tuning> {
+        Self::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+    }
+
+    /// [`from_env`](Self::from_env) with the variables read through `var`.
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Tuning> {
+        let read = |name: &'static str| -> Option<(&'static str, String)> {
+            var(name).map(|v| (name, v.trim().to_ascii_lowercase())).filter(|(_, v)| !v.is_empty())
+        };
+        let invalid = |name: &'static str, value: &str| {
+            let expected = VARIABLES.iter().find(|(n, _)| *n == name).map_or("", |(_, e)| e);
+            Error::InvalidEnvironment { variable: name, value: value.to_string(), expected }
+        };
+        let positive = |name: &'static str| -> Result<Option<usize>> {
+            read(name)
+                .map(|(n, v)| v.parse::<usize>().ok().filter(|&x| x > 0).ok_or_else(|| invalid(n, &v)))
+                .transpose()
+        };
+        let graphs = match read("GPUMAT_GRAPHS") {
+            None => true,
+            Some((_, v)) if v == "1" => true,
+            Some((_, v)) if v == "0" => false,
+            Some((n, v)) => return Err(invalid(n, &v)),
+        };
+        let lu_panel = match read("GPUMAT_LU_PANEL") {
+            None => None,
+            Some((n, v)) => Some(match v.as_str() {
+                "cluster" => LuPanel::Cluster,
+                "reg" => LuPanel::Register,
+                "ll" => LuPanel::SharedMemory,
+                "grid" => LuPanel::Grid,
+                "block" => LuPanel::Block,
+                _ => return Err(invalid(n, &v)),
+            }),
+        };
+        let streams = positive("GPUMAT_SCALED_GRAM_STREAMS")?;
+        if let Some(s) = streams.filter(|&s| s > 2) {
+            return Err(invalid("GPUMAT_SCALED_GRAM_STREAMS", &s.to_string()));
+        }
+        let kind = match read("GPUMAT_SPLIT") {
+            None => Split::Half,
+            Some((_, v)) if v == "half" => Split::Half,
+            Some((_, v)) if v == "tf32" => Split::Tf32,
+            Some((n, v)) => return Err(invalid(n, &v)),
+        };
+        Ok(Tuning {
+            graphs,
+            lu_panel,
+            gram: GramTuning {
+                nb: positive("GPUMAT_SCALED_GRAM_NB")?,
+                kc: positive("GPUMAT_SCALED_GRAM_KC")?,
+                streams,
+            },
+            split: SplitTuning { kind, kb: positive("GPUMAT_SPLIT_KB")?, leaf: positive("GPUMAT_SPLIT_LEAF")? },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(vars: &[(&str, &str)]) -> Result<Tuning> {
+        Tuning::from_lookup(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn unset_is_the_default() {
+        assert_eq!(parse(&[]).unwrap(), Tuning::default());
+        assert_eq!(parse(&[("GPUMAT_LU_PANEL", "  ")]).unwrap(), Tuning::default());
+    }
+
+    #[test]
+    fn every_knob_parses() {
+        let t = parse(&[
+            ("GPUMAT_GRAPHS", "0"),
+            ("GPUMAT_LU_PANEL", "Cluster"),
+            ("GPUMAT_SCALED_GRAM_NB", "48"),
+            ("GPUMAT_SCALED_GRAM_KC", "100"),
+            ("GPUMAT_SCALED_GRAM_STREAMS", "1"),
+            ("GPUMAT_SPLIT", "tf32"),
+            ("GPUMAT_SPLIT_KB", "512"),
+            ("GPUMAT_SPLIT_LEAF", "256"),
+        ])
+        .unwrap();
+        assert!(!t.graphs);
+        assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
+        assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
+        assert_eq!(t.split, SplitTuning { kind: Split::Tf32, kb: Some(512), leaf: Some(256) });
+        for (value, panel) in [("reg", LuPanel::Register), ("ll", LuPanel::SharedMemory), ("grid", LuPanel::Grid)] {
+            assert_eq!(parse(&[("GPUMAT_LU_PANEL", value)]).unwrap().lu_panel, Some(panel));
+        }
+    }
+
+    #[test]
+    fn an_invalid_value_names_the_variable() {
+        for (name, value) in [
+            ("GPUMAT_GRAPHS", "no"),
+            ("GPUMAT_LU_PANEL", "fast"),
+            ("GPUMAT_SCALED_GRAM_NB", "0"),
+            ("GPUMAT_SCALED_GRAM_KC", "-3"),
+            ("GPUMAT_SCALED_GRAM_STREAMS", "3"),
+            ("GPUMAT_SPLIT", "bf16"),
+            ("GPUMAT_SPLIT_KB", "1e3"),
+        ] {
+            let e = parse(&[(name, value)]).unwrap_err();
+            assert!(matches!(e, Error::InvalidEnvironment { variable, .. } if variable == name), "{name}={value}: {e}");
+            let text = e.to_string();
+            assert!(text.contains(name) && text.contains(value), "{text}");
+        }
+    }
+}
