@@ -69,6 +69,25 @@ pub enum Side {
     Right,
 }
 
+/// The two triangular routines, which take the same arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangular {
+    /// `trsm`: solve with the triangle, in place.
+    Solve,
+    /// `trmm`: multiply by the triangle, in place.
+    Multiply,
+}
+
+impl Triangular {
+    /// The BLAS name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Triangular::Solve => "trsm",
+            Triangular::Multiply => "trmm",
+        }
+    }
+}
+
 /// Whether a triangular matrix has an implicit unit diagonal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Diag {
@@ -196,6 +215,20 @@ pub trait Backend: Sized + Send + Sync + 'static {
         c: ViewMut<'_, Self, T>,
     ) -> Result<()>;
 
+    /// `trsm` or `trmm`, which take the same arguments: `which` says which.
+    #[allow(clippy::too_many_arguments)]
+    fn triangular<T: Scalar>(
+        &self,
+        which: Triangular,
+        side: Side,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        alpha: T,
+        a: View<'_, Self, T>,
+        b: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
     /// Solves `op(A)·X = α·B` (`Left`) or `X·op(A) = α·B` (`Right`) for `X`,
     /// overwriting `B`; `A` is the `uplo` triangle of a square block.
     #[allow(clippy::too_many_arguments)]
@@ -208,7 +241,9 @@ pub trait Backend: Sized + Send + Sync + 'static {
         alpha: T,
         a: View<'_, Self, T>,
         b: ViewMut<'_, Self, T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.triangular(Triangular::Solve, side, uplo, op, diag, alpha, a, b)
+    }
 
     /// `B := α·op(A)·B` (`Left`) or `B := α·B·op(A)` (`Right`), `A` triangular.
     #[allow(clippy::too_many_arguments)]
@@ -221,7 +256,9 @@ pub trait Backend: Sized + Send + Sync + 'static {
         alpha: T,
         a: View<'_, Self, T>,
         b: ViewMut<'_, Self, T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.triangular(Triangular::Multiply, side, uplo, op, diag, alpha, a, b)
+    }
 
     /// Unblocked Cholesky of the `uplo` triangle of the square block `a`, in
     /// place: `A = L·Lᵀ` (`Lower`) or `A = Uᵀ·U` (`Upper`); the other triangle

@@ -24,10 +24,10 @@
 //! The first iteration, from `r = 0, y = 0`, is the plain QR solution; the
 //! iterations counted are the corrections after it.
 
-use super::dd::{Dd, dot};
 use crate::backend::{Backend, Block, Diag, Op, Side, View, ViewMut};
 use crate::factor::qr::{self, QrParams};
 use crate::layout::Uplo;
+use crate::scalar::dd::{Dd, dot};
 use crate::{Error, Result, Scalar};
 
 /// Tuning of [`lstsq`].

@@ -1,7 +1,6 @@
 //! Solvers built on the factorizations.
 
 // Least squares by QR with refinement.
-pub mod dd;
 pub mod lstsq;
 
 // Mixed-precision weighted least squares by the normal equations.

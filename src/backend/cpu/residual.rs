@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::{Cpu, mat, mat_mut, vector};
 use crate::Result;
 use crate::backend::{View, ViewMut, check};
-use crate::solve::dd::{Dd, two_prod, two_sum};
+use crate::scalar::dd::{Dd, two_prod, two_sum};
 
 /// Columns per parallel task of `A·w`.
 const CHUNK: usize = 256;

@@ -16,6 +16,7 @@ use cudarc::cublas::sys::{
     cublasSideMode_t as CSide, cublasStatus_t,
 };
 
+pub(crate) use crate::backend::Triangular;
 use crate::backend::{Diag, Op, Side};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
@@ -115,25 +116,6 @@ pub unsafe fn syrk<T: Scalar>(
         (h, fill(uplo), op(trans), n, k, al as _, a as _, lda, be as _, c as _, ldc)
     );
     status("syrk", s)
-}
-
-/// The two triangular routines, which take the same arguments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Triangular {
-    /// `trsm`: solve with the triangle, in place.
-    Solve,
-    /// `trmm`: multiply by the triangle, in place (cuBLAS's out-of-place
-    /// routine with `C = B`, as its documentation allows).
-    Multiply,
-}
-
-impl Triangular {
-    pub fn name(self) -> &'static str {
-        match self {
-            Triangular::Solve => "trsm",
-            Triangular::Multiply => "trmm",
-        }
-    }
 }
 
 #[allow(clippy::too_many_arguments)]

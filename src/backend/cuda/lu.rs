@@ -2,6 +2,7 @@
 //! interchanges of `kernels/lu.cu`.
 
 use std::ops::Range;
+use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
@@ -78,9 +79,19 @@ const EPOCHS: u32 = 1 << 25;
 /// the next epoch, so that cells left by earlier launches never pass for its
 /// own and need no zeroing in between; the cells are zeroed only when the
 /// epochs run out.
-pub(super) struct Exchange {
+struct Exchange {
     cells: CudaSlice<u32>,
     epoch: u32,
+}
+
+/// What the panel kernels keep on a queue from launch to launch.
+#[derive(Default)]
+pub(super) struct State {
+    /// The exchange cells, created on first use.
+    exchange: Mutex<Option<Exchange>>,
+    /// The most blocks of the cluster kernel's cluster (0: none), probed on
+    /// first use.
+    clusters: OnceLock<usize>,
 }
 
 /// Distance between consecutive entries of a vector block.
@@ -103,7 +114,7 @@ impl Cuda {
     /// The exchange cells (device address) and epoch for the next launch of
     /// a panel kernel on this queue; enough cells for any grid of the GPU.
     fn exchange(&self) -> Result<(u64, u32)> {
-        let mut slot = self.exchange.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.lu.exchange.lock().unwrap_or_else(|p| p.into_inner());
         if slot.as_ref().is_none_or(|x| x.epoch + 1 >= EPOCHS) {
             // 16-byte cells, four words each.
             let words = 4 * 2 * self.sms()? * ll_cells(GRID_MAX_NB);
@@ -117,11 +128,11 @@ impl Cuda {
     /// The most blocks of the cluster kernel's one cluster on this GPU (0:
     /// no clusters).
     fn cluster_blocks(&self) -> Result<usize> {
-        if let Some(&c) = self.clusters.get() {
+        if let Some(&c) = self.lu.clusters.get() {
             return Ok(c);
         }
         let c = self.cluster_limit("lu", "getrf_panel_cluster_f64", CLUSTER_MAX_ROWS as u32)?;
-        Ok(*self.clusters.get_or_init(|| c))
+        Ok(*self.lu.clusters.get_or_init(|| c))
     }
 
     /// The panel kernel for a `rows × cols` panel of `elem`-byte entries,

@@ -7,8 +7,9 @@
 
 use cudarc::driver::LaunchConfig;
 
-use super::{Arg, Cuda, elem, n, ptr_mut, raw};
-use crate::backend::{Backend, Diag, Op, View, ViewMut};
+use super::{Arg, Cuda, blas, elem, n, ptr_mut, raw, raw_mut};
+use crate::backend::{Backend, Diag, Op, Side, Triangular, View, ViewMut, check};
+use crate::layout::Uplo;
 use crate::{Result, Scalar};
 
 /// Threads per block and columns of B per warp (`TRSM_THREADS`, `TRSM_COLS`
@@ -110,5 +111,60 @@ impl Cuda {
             Arg::I32(prefetch as i32),
         ];
         self.launch("trsm", &format!("trsm_lower_{}_{tiles}", T::NAME), cfg, &args)
+    }
+
+    /// `trsm` and `trmm`, which share their checks and arguments.
+    pub(super) fn triangular_impl<T: Scalar>(
+        &self,
+        which: Triangular,
+        (side, uplo, op, diag): (Side, Uplo, Op, Diag),
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        b: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        let name = which.name();
+        check::triangular(name, side, uplo, &a, &b)?;
+        if b.rows() == 0 || b.cols() == 0 {
+            return Ok(());
+        }
+        if alpha == T::ZERO {
+            // BLAS: B := 0 without reading A (cuBLAS would form 0·NaN).
+            return self.fill(b, T::ZERO);
+        }
+        if which == Triangular::Solve && a.rows() <= KERNEL_MAX_ORDER {
+            let solve = match (side, uplo, op) {
+                (Side::Left, Uplo::Lower, Op::NoTrans) => Some(LowerSolve::Left),
+                (Side::Right, Uplo::Lower, Op::Trans) => Some(LowerSolve::RightTransposed),
+                _ => None,
+            };
+            if let Some(solve) = solve {
+                return self.trsm_lower(solve, diag, alpha, a, b);
+            }
+        }
+        let d = |x| blas::dim(name, x);
+        if which == Triangular::Solve && side == Side::Left && b.cols() == 1 && alpha == T::ONE {
+            // SAFETY: blocks checked by `check`; `b` is one column.
+            return unsafe {
+                blas::trsv::<T>(
+                    *self.blas.handle(),
+                    (uplo, op, diag),
+                    d(b.rows())?,
+                    (raw(&a), d(a.block().ld)?),
+                    (raw_mut(&b), 1),
+                )
+            };
+        }
+        // SAFETY: blocks checked by `check`; see `blas`.
+        unsafe {
+            blas::triangular(
+                *self.blas.handle(),
+                which,
+                (side, uplo, op, diag),
+                (d(b.rows())?, d(b.cols())?),
+                alpha,
+                (raw(&a), d(a.block().ld)?),
+                (raw_mut(&b), d(b.block().ld)?),
+            )
+        }
     }
 }

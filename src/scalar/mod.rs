@@ -6,6 +6,8 @@
 //! and `f64`. Storage-only low-precision types (BF16, FP16) will be `Elem` but
 //! not `Scalar`.
 
+pub mod dd;
+
 use std::fmt::{Debug, Display};
 
 mod sealed {

@@ -16,7 +16,7 @@ use faer::linalg::{matmul::matmul, triangular_solve as tri};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, View, ViewMut, check};
+use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, View, ViewMut, check};
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
@@ -362,8 +362,9 @@ impl Backend for Cpu {
         Ok(())
     }
 
-    fn trsm<T: Scalar>(
+    fn triangular<T: Scalar>(
         &self,
+        which: Triangular,
         side: Side,
         uplo: Uplo,
         op: Op,
@@ -372,60 +373,46 @@ impl Backend for Cpu {
         a: View<'_, Cpu, T>,
         b: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
-        check::triangular("trsm", side, uplo, &a, &b)?;
-        let mut b = mat_mut(b);
-        if alpha != T::ONE {
-            scale_part(b.as_mut(), alpha, None);
-            if alpha == T::ZERO {
-                return Ok(());
-            }
-        }
-        let (m, lower, b) = as_left(side, uplo, op, mat(a), b);
-        match (lower, diag) {
-            (true, Diag::NonUnit) => tri::solve_lower_triangular_in_place(m, b, self.par),
-            (true, Diag::Unit) => tri::solve_unit_lower_triangular_in_place(m, b, self.par),
-            (false, Diag::NonUnit) => tri::solve_upper_triangular_in_place(m, b, self.par),
-            (false, Diag::Unit) => tri::solve_unit_upper_triangular_in_place(m, b, self.par),
-        }
-        Ok(())
-    }
-
-    fn trmm<T: Scalar>(
-        &self,
-        side: Side,
-        uplo: Uplo,
-        op: Op,
-        diag: Diag,
-        alpha: T,
-        a: View<'_, Cpu, T>,
-        b: ViewMut<'_, Cpu, T>,
-    ) -> Result<()> {
-        check::triangular("trmm", side, uplo, &a, &b)?;
+        check::triangular(which.name(), side, uplo, &a, &b)?;
         let mut b = mat_mut(b);
         if alpha == T::ZERO {
+            // BLAS: B := 0 without reading the triangle.
             scale_part(b.as_mut(), T::ZERO, None);
             return Ok(());
         }
+        if which == Triangular::Solve && alpha != T::ONE {
+            scale_part(b.as_mut(), alpha, None);
+        }
         let (m, lower, b) = as_left(side, uplo, op, mat(a), b);
-        let structure = match (lower, diag) {
-            (true, Diag::NonUnit) => BlockStructure::TriangularLower,
-            (true, Diag::Unit) => BlockStructure::UnitTriangularLower,
-            (false, Diag::NonUnit) => BlockStructure::TriangularUpper,
-            (false, Diag::Unit) => BlockStructure::UnitTriangularUpper,
-        };
-        // faer's product cannot write over its own operand: multiply a copy.
-        let rhs = b.to_owned();
-        triangular::matmul(
-            b,
-            BlockStructure::Rectangular,
-            Accum::Replace,
-            m,
-            structure,
-            rhs.as_ref(),
-            BlockStructure::Rectangular,
-            alpha,
-            self.par,
-        );
+        match which {
+            Triangular::Solve => match (lower, diag) {
+                (true, Diag::NonUnit) => tri::solve_lower_triangular_in_place(m, b, self.par),
+                (true, Diag::Unit) => tri::solve_unit_lower_triangular_in_place(m, b, self.par),
+                (false, Diag::NonUnit) => tri::solve_upper_triangular_in_place(m, b, self.par),
+                (false, Diag::Unit) => tri::solve_unit_upper_triangular_in_place(m, b, self.par),
+            },
+            Triangular::Multiply => {
+                let structure = match (lower, diag) {
+                    (true, Diag::NonUnit) => BlockStructure::TriangularLower,
+                    (true, Diag::Unit) => BlockStructure::UnitTriangularLower,
+                    (false, Diag::NonUnit) => BlockStructure::TriangularUpper,
+                    (false, Diag::Unit) => BlockStructure::UnitTriangularUpper,
+                };
+                // faer's product cannot write over its own operand: multiply a copy.
+                let rhs = b.to_owned();
+                triangular::matmul(
+                    b,
+                    BlockStructure::Rectangular,
+                    Accum::Replace,
+                    m,
+                    structure,
+                    rhs.as_ref(),
+                    BlockStructure::Rectangular,
+                    alpha,
+                    self.par,
+                );
+            }
+        }
         Ok(())
     }
 
