@@ -40,6 +40,23 @@ pub enum Error {
     #[error("matrix is singular: pivot {pivot} is zero")]
     Singular { pivot: usize },
 
+    /// A matrix that must be symmetric is not exactly so: `A(row, col) ≠
+    /// A(col, row)` (1-based, `row > col`) is the first such pair, column
+    /// by column. A method that reads one triangle would otherwise solve
+    /// with another matrix.
+    #[error("matrix is not symmetric: A({row},{col}) differs from A({col},{row})")]
+    NotSymmetric { row: usize, col: usize },
+
+    /// The reciprocal condition estimate `rcond ≈ 1/κ₁(A)` is below the unit
+    /// roundoff of the working precision: no digit of a solution can be
+    /// trusted, and the matrix is singular as far as that precision can tell.
+    #[error(
+        "matrix is singular to working precision ({precision}): reciprocal condition estimate {rcond:.2e} is below \
+         the unit roundoff {unit_roundoff:.2e} (condition estimate {:.2e})",
+        1.0 / .rcond
+    )]
+    IllConditioned { rcond: f64, unit_roundoff: f64, precision: &'static str },
+
     /// A least-squares design (or normal-equations matrix) whose columns are
     /// numerically dependent: `column` (1-based) is the first one the earlier
     /// columns already span, where the method can name it.
@@ -110,5 +127,13 @@ mod tests {
         assert_eq!(e.to_string(), "A has a non-finite entry NaN at row 2, column 3");
         let e = Error::RankDeficient { what: "design".into(), column: Some(3), condition: 1e17 };
         assert_eq!(e.to_string(), "design is rank deficient at column 3: condition estimate 1.00e17");
+        let e = Error::NotSymmetric { row: 3, col: 1 };
+        assert_eq!(e.to_string(), "matrix is not symmetric: A(3,1) differs from A(1,3)");
+        let e = Error::IllConditioned { rcond: 1e-18, unit_roundoff: 2f64.powi(-53), precision: "f64" };
+        assert_eq!(
+            e.to_string(),
+            "matrix is singular to working precision (f64): reciprocal condition estimate 1.00e-18 is below the \
+             unit roundoff 1.11e-16 (condition estimate 1.00e18)"
+        );
     }
 }

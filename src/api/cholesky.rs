@@ -2,7 +2,7 @@
 //! or in RFP storage (half the memory), whichever `A` was in.
 
 use super::{Matrix, Sym, SymStorage, Tri};
-use crate::backend::{Backend, Block, BufferMut, View, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
 use crate::layout::{Rfp, Uplo};
 use crate::{Error, Result, Scalar};
@@ -27,10 +27,54 @@ impl<T: Scalar> Sym<T> {
 
     /// [`cholesky`](Self::cholesky) with explicit tuning.
     pub fn cholesky_with(&self, params: CholeskyParams) -> Result<Cholesky<T>> {
-        let n = self.n();
         let rfp = (self.storage() == SymStorage::Rfp).then(|| self.rfp_layout());
-        let mut data = self.stored().try_clone()?;
-        with_backend!(self.device(), be => {
+        Cholesky::factor_owned(self.n(), self.stored().try_clone()?, rfp, params)
+    }
+
+    /// `‖A‖₁` (which is `‖A‖∞`) of the symmetric matrix, from its stored
+    /// triangle, as LAPACK's `dlansy` and `dlansf`: the `a_norm` that
+    /// [`Cholesky::rcond`] takes. Full storage is summed on the device in an
+    /// `n × n` scratch array; RFP storage is read back and summed on the
+    /// host, so that packing's half of the memory is kept. Waits.
+    pub fn one_norm(&self) -> Result<f64> {
+        match self.storage() {
+            SymStorage::Full => Ok(self.to_dense()?.norm(Norm::One)?.to_f64()),
+            SymStorage::Rfp => {
+                let rfp = self.rfp_layout();
+                let stored = self.stored().to_host()?;
+                let mut sums = vec![0.0f64; self.n()];
+                for j in 0..self.n() {
+                    for i in j..self.n() {
+                        let v = rfp.index(i, j).map_or(0.0, |k| stored[k].to_f64().abs());
+                        sums[j] += v;
+                        if i != j {
+                            sums[i] += v;
+                        }
+                    }
+                }
+                // NaN propagates, as the device norms do.
+                Ok(sums.into_iter().fold(0.0, |m, s| if s.is_nan() || m.is_nan() { f64::NAN } else { m.max(s) }))
+            }
+        }
+    }
+}
+
+/// `(row, col)` of `A` stored at position `k` of the RFP array.
+fn position_in_rfp(rfp: Rfp, k: usize) -> Option<(usize, usize)> {
+    (0..rfp.n).flat_map(|j| (j..rfp.n).map(move |i| (i, j))).find(|&(i, j)| rfp.index(i, j) == Some(k))
+}
+
+impl<T: Scalar> Cholesky<T> {
+    /// Factors `data` in place: `n × n` holding `A` in its lower triangle
+    /// (the strictly upper part is ignored), or `A`'s RFP array when `rfp`
+    /// is given.
+    pub(crate) fn factor_owned(
+        n: usize,
+        mut data: Matrix<T>,
+        rfp: Option<Rfp>,
+        params: CholeskyParams,
+    ) -> Result<Self> {
+        with_backend!(data.device().clone(), be => {
             if rfp.is_none() {
                 // Only the lower triangle is A's.
                 be.fill_strict_triangle(Uplo::Upper, T::ZERO, data.view_mut()?)?;
@@ -58,14 +102,7 @@ impl<T: Scalar> Sym<T> {
         });
         Ok(Cholesky { n, data, rfp })
     }
-}
 
-/// `(row, col)` of `A` stored at position `k` of the RFP array.
-fn position_in_rfp(rfp: Rfp, k: usize) -> Option<(usize, usize)> {
-    (0..rfp.n).flat_map(|j| (j..rfp.n).map(move |i| (i, j))).find(|&(i, j)| rfp.index(i, j) == Some(k))
-}
-
-impl<T: Scalar> Cholesky<T> {
     pub fn n(&self) -> usize {
         self.n
     }
@@ -109,6 +146,19 @@ impl<T: Scalar> Cholesky<T> {
             None => cholesky::solve_in_place(be, Uplo::Lower, l.view()?, x.view_mut()?),
         })?;
         Ok(x)
+    }
+
+    /// An estimate of the reciprocal condition number in the 1-norm,
+    /// `1/(‖A‖₁·‖A⁻¹‖₁)`, as LAPACK's `dpocon`: `a_norm` is `‖A‖₁` of the
+    /// factored matrix ([`Sym::one_norm`]), `‖A⁻¹‖₁` comes from a few solves
+    /// with the factor in its storage. 0 when `A` is singular to working
+    /// precision in the sense that a solve overflows; waits.
+    pub fn rcond(&self, a_norm: f64) -> Result<f64> {
+        let l = &self.data;
+        with_backend!(l.device(), be => match self.rfp {
+            Some(rfp) => cholesky::rcond_rfp(be, rfp, l.view()?, 0, a_norm),
+            None => cholesky::rcond(be, Uplo::Lower, l.view()?, a_norm),
+        })
     }
 
     /// `log det A = 2·Σ log Lᵢᵢ` (waits for the result).

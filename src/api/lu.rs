@@ -31,7 +31,7 @@ pub struct Rref<T: Scalar> {
 }
 
 impl<T: Scalar> Matrix<T> {
-    fn square(&self, op: &'static str) -> Result<usize> {
+    pub(crate) fn square(&self, op: &'static str) -> Result<usize> {
         self.storage()?;
         if self.rows() != self.cols() {
             return Err(Error::dims(op, format!("A must be square, is {}×{}", self.rows(), self.cols())));
@@ -39,7 +39,7 @@ impl<T: Scalar> Matrix<T> {
         Ok(self.rows())
     }
 
-    fn refuse_non_finite(&self, what: &str) -> Result<()> {
+    pub(crate) fn refuse_non_finite(&self, what: &str) -> Result<()> {
         if let Some((i, j)) = self.find_non_finite()? {
             let value = self.entry(i, j)?.to_f64();
             return Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value });
@@ -90,10 +90,15 @@ impl<T: Scalar> Matrix<T> {
         Ok(Lu { n, data, ipiv, a_norm })
     }
 
-    /// `A⁻¹`, through LU (`Singular` if a pivot is zero).
+    /// `A⁻¹`, through LU: `Singular` if a pivot is zero, `IllConditioned`
+    /// if the condition estimate says `A` is singular to working precision
+    /// (see [`check_rcond`](super::check_rcond)); `a.lu()?.solve(&I)` gives
+    /// the inverse of such a matrix anyway.
     pub fn inverse(&self) -> Result<Matrix<T>> {
         let n = self.square("inverse")?;
-        self.lu()?.solve(&self.device().identity(n)?)
+        let f = self.lu()?;
+        super::check_rcond::<T>(f.rcond()?)?;
+        f.solve(&self.device().identity(n)?)
     }
 
     /// The determinant: 0 for an exactly singular matrix; may overflow to

@@ -35,6 +35,8 @@ mod ops;
 // Scaled Gram matrices and weighted least squares.
 mod scaled_gram;
 pub use scaled_gram::scaled_gram_to_rfp;
+// MATLAB's `\`: the factorization chosen from the matrix, the answer judged.
+mod solve;
 pub mod sym;
 pub mod tri;
 
@@ -44,6 +46,7 @@ pub use cholesky::Cholesky;
 pub use device::Device;
 pub use lu::{Lu, Rref};
 pub use matrix::Matrix;
+pub use solve::{Method, Solution, SolveOptions, check_rcond};
 pub use sym::{Sym, SymStorage, packed_layout};
 pub use tri::Tri;
 

@@ -3,6 +3,9 @@
 //! `reconstruct.rs` inside, as faer does.
 
 pub mod cholesky;
+// The Hager–Higham estimate of ‖A⁻¹‖₁ that every factorization's condition
+// estimate uses.
+pub mod condition;
 pub mod lu;
 // Householder QR.
 pub mod qr;

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
+use crate::factor::condition;
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -500,50 +501,9 @@ fn refine<B: Backend, T: Scalar>(
     )))
 }
 
-/// Estimate of `‖G⁻¹‖₁` from the Cholesky factor in `T`: Hager's method
-/// as refined by Higham (LAPACK's `dlacn2`), a handful of solves. `G⁻¹` is
+/// Estimate of `‖G⁻¹‖₁` from the Cholesky factor in `T`, by the
+/// Hager–Higham estimator (LAPACK's `dlacn2`), a handful of solves. `G⁻¹` is
 /// symmetric, so the transposed solves are the same solves.
 fn inverse_norm1<B: Backend, T: Scalar>(be: &B, l: &B::Buffer<T>, m: usize) -> Result<f64> {
-    let solve = |v: &[f64]| -> Result<Vec<f64>> {
-        let mut buf = be.upload(v)?;
-        correct(be, l, m, &mut buf)?;
-        let mut out = vec![0.0; m];
-        be.download(&buf, &mut out)?;
-        Ok(out)
-    };
-    let norm1 = |v: &[f64]| v.iter().map(|x| x.abs()).sum::<f64>();
-    let mut x = vec![1.0 / m as f64; m];
-    let mut estimate = 0.0;
-    let mut last = None;
-    for step in 0..5 {
-        let y = solve(&x)?;
-        let new = norm1(&y);
-        if !new.is_finite() {
-            return Ok(f64::INFINITY);
-        }
-        if step > 0 && new <= estimate {
-            break;
-        }
-        estimate = new;
-        let signs: Vec<f64> = y.iter().map(|&v| if v >= 0.0 { 1.0 } else { -1.0 }).collect();
-        let z = solve(&signs)?;
-        let (j, zj) =
-            z.iter().enumerate().fold((0, -1.0), |acc, (i, &v)| if v.abs() > acc.1 { (i, v.abs()) } else { acc });
-        let ztx: f64 = z.iter().zip(&x).map(|(a, b)| a * b).sum();
-        if zj <= ztx || last == Some(j) {
-            break;
-        }
-        last = Some(j);
-        x = vec![0.0; m];
-        x[j] = 1.0;
-    }
-    // Higham's safeguard against the cases Hager's iteration misses.
-    let alt: Vec<f64> = (0..m)
-        .map(|i| {
-            let s = if i % 2 == 0 { 1.0 } else { -1.0 };
-            s * (1.0 + i as f64 / (m.max(2) - 1) as f64)
-        })
-        .collect();
-    let y = solve(&alt)?;
-    Ok(estimate.max(2.0 * norm1(&y) / (3.0 * m as f64)))
+    condition::inverse_one_norm_on::<B, f64>(be, m, |v, _| correct(be, l, m, v))
 }

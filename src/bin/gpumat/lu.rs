@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use gpumat::api::check_rcond;
 use gpumat::io::{self, MmWriteOptions};
-use gpumat::{Device, Error, Result};
+use gpumat::{Device, Error, Result, Scalar};
 
 use crate::input::{read_matrix, write_matrix};
 
@@ -28,12 +29,20 @@ pub struct InvArgs {
     /// Where to write A⁻¹ (Matrix Market array); stdout when absent.
     #[arg(short, long, value_name = "INV.mtx")]
     output: Option<PathBuf>,
+    /// Write A⁻¹ even when A is singular to working precision (condition
+    /// estimate beyond 1/u), which is otherwise exit code 2.
+    #[arg(long)]
+    allow_ill_conditioned: bool,
 }
 
 #[derive(clap::Args)]
 pub struct DetArgs {
     /// The square matrix A (Matrix Market).
     a: PathBuf,
+    /// Print det A even when A is singular to working precision (0 for a
+    /// zero pivot), which is otherwise exit code 2.
+    #[arg(long)]
+    allow_ill_conditioned: bool,
 }
 
 /// The RREF to stdout or a file, its rank and pivot columns (1-based) in
@@ -57,35 +66,54 @@ pub fn rref(dev: &Device, args: &RrefArgs) -> Result<()> {
     Ok(())
 }
 
-/// A⁻¹ through LU; a singular A is exit code 2 naming the zero pivot.
+/// A⁻¹ through LU. A zero pivot is exit code 2 naming it; so is a matrix
+/// singular to working precision, unless allowed.
 pub fn inv(dev: &Device, args: &InvArgs) -> Result<()> {
     let a = read_matrix(dev, &args.a)?;
     let f = a.lu()?;
+    let rcond = f.rcond()?;
+    if !args.allow_ill_conditioned {
+        check_rcond::<f64>(rcond)?;
+    }
     let x = f.solve(&dev.identity(a.rows())?)?;
     write_matrix(&x, args.output.as_ref())?;
-    let rcond = f.rcond()?;
     eprintln!("inv: {0}×{0} on {1}; condition estimate {2:.2e}", a.rows(), dev.describe(), 1.0 / rcond);
-    if rcond < f64::EPSILON.sqrt() {
-        eprintln!("inv: warning: A is ill-conditioned; the inverse may have few correct digits");
-    }
+    warn_if_ill_conditioned("inv", "the inverse", rcond);
     Ok(())
 }
 
-/// det A on stdout: 0 for a singular A (exit code 0). When the product
-/// overflows, stderr gives its sign and log|det A|.
+/// det A on stdout, sign and log|det A| on stderr (the product may
+/// overflow). A matrix singular to working precision, a zero pivot
+/// included, is exit code 2 saying so: its computed determinant is rounding
+/// error. Allowed, it prints what LU gives (0 for a zero pivot).
 pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
     let a = read_matrix(dev, &args.a)?;
     match a.lu() {
         Ok(f) => {
+            let rcond = f.rcond()?;
+            if !args.allow_ill_conditioned {
+                check_rcond::<f64>(rcond)?;
+            }
             let (sign, log) = f.sign_log_abs_det()?;
             println!("{:e}", sign * log.exp());
-            eprintln!("det: sign {sign}, log|det| {log:.17e}");
+            eprintln!("det: sign {sign}, log|det| {log:.17e}; condition estimate {:.2e}", 1.0 / rcond);
+            warn_if_ill_conditioned("det", "the determinant", rcond);
         }
-        Err(Error::Singular { pivot }) => {
+        Err(Error::Singular { pivot }) if args.allow_ill_conditioned => {
             println!("0");
             eprintln!("det: A is singular (pivot {pivot} is zero)");
         }
         Err(e) => return Err(e),
     }
     Ok(())
+}
+
+/// The warning of every command that answers for an ill-conditioned `A`.
+fn warn_if_ill_conditioned(command: &str, what: &str, rcond: f64) {
+    let u = f64::unit_roundoff();
+    if rcond < u {
+        eprintln!("{command}: warning: A is singular to working precision; {what} may have no correct digits");
+    } else if rcond < u.sqrt() {
+        eprintln!("{command}: warning: A is ill-conditioned; {what} may have few correct digits");
+    }
 }

@@ -100,7 +100,7 @@ fn run(cli: Cli) -> gpumat::Result<()> {
 fn exit_code(e: &Error) -> u8 {
     match e {
         Error::NotPositiveDefinite { .. } | Error::Singular { .. } | Error::NotConverged { .. } => 2,
-        Error::RankDeficient { .. } => 2,
+        Error::RankDeficient { .. } | Error::IllConditioned { .. } => 2,
         Error::InvalidEnvironment { .. } => 64,
         _ => 1,
     }

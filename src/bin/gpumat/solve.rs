@@ -1,19 +1,19 @@
-//! `gpumat solve A.mtx B.mtx`: X with A·X = B.
+//! `gpumat solve A.mtx B.mtx`: X with A·X = B, by the library's
+//! `Matrix::solve_with`; this file only parses, reads, writes and reports.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::ValueEnum;
-use gpumat::api::Norm;
-use gpumat::io::MatrixMarket;
-use gpumat::{Device, Error, Matrix, Result, Scalar, Sym};
+use gpumat::io::{self, MmWriteOptions};
+use gpumat::{Device, Result, Scalar, Solution, SolveOptions, SymStorage};
 
-use crate::input::{read_host, write_matrix};
+use crate::input::read_host;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Method {
-    /// Cholesky when A is symmetric and positive definite (tried first),
-    /// else LU with partial pivoting.
+    /// Cholesky when A is exactly symmetric (LU if it turns out not to be
+    /// positive definite), else LU with partial pivoting.
     Auto,
     /// Cholesky: A must be symmetric positive definite.
     Cholesky,
@@ -51,117 +51,112 @@ pub struct Args {
     /// Precision of the factorization and solve.
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     precision: Precision,
+    /// Write X even when A is singular to working precision (condition
+    /// estimate beyond 1/u), which is otherwise exit code 2.
+    #[arg(long)]
+    allow_ill_conditioned: bool,
 }
 
-/// The first pair (1-based) where `a` is not exactly symmetric.
-fn asymmetry(a: &[f64], n: usize) -> Option<(usize, usize, f64, f64)> {
-    (0..n).flat_map(|j| (j + 1..n).map(move |i| (i, j))).find_map(|(i, j)| {
-        let (x, y) = (a[i + j * n], a[j + i * n]);
-        (x != y).then_some((i + 1, j + 1, x, y))
-    })
-}
-
-/// What was solved with, and the LU's condition estimate.
-struct Solved {
-    x: Vec<f64>,
-    method: &'static str,
-    rcond: Option<f64>,
-}
-
-/// Uploads A and B rounded to `T`, factors and solves; X back in `f64`.
-/// `Auto` tries Cholesky on a symmetric A and falls back to LU when A is
-/// not positive definite.
-fn factor_and_solve<T: Scalar>(
+/// Uploads A and B rounded to `T` and solves; X back in `f64`.
+fn solve<T: Scalar>(
     dev: &Device,
-    a: &MatrixMarket,
-    b: &MatrixMarket,
-    storage: Storage,
-    method: Method,
-) -> Result<Solved> {
-    let upload = |m: &MatrixMarket| {
+    a: &io::MatrixMarket,
+    b: &io::MatrixMarket,
+    options: &SolveOptions,
+) -> Result<(Solution<T>, Vec<f64>)> {
+    let upload = |m: &io::MatrixMarket| {
         let data: Vec<T> = m.data.iter().map(|&x| T::from_f64(x)).collect();
         dev.from_col_major(m.rows, m.cols, &data)
     };
-    let host = |x: Matrix<T>| -> Result<Vec<f64>> { Ok(x.to_host()?.into_iter().map(Scalar::to_f64).collect()) };
-    if method != Method::Lu {
-        let mut s = Sym::from_lower(upload(a)?)?;
-        if storage == Storage::Rfp {
-            s = s.to_rfp()?;
-        }
-        match s.cholesky() {
-            Ok(f) => return Ok(Solved { x: host(f.solve(&upload(b)?)?)?, method: "cholesky", rcond: None }),
-            Err(Error::NotPositiveDefinite { .. }) if method == Method::Auto => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let f = upload(a)?.lu()?;
-    let x = host(f.solve(&upload(b)?)?)?;
-    Ok(Solved { x, method: "lu", rcond: Some(f.rcond()?) })
+    let solution = upload(a)?.solve_with(&upload(b)?, options)?;
+    let x = solution.x.to_host()?.into_iter().map(Scalar::to_f64).collect();
+    Ok((solution, x))
 }
 
 pub fn run(dev: &Device, args: &Args) -> Result<()> {
-    let (a_host, b_host) = (read_host(&args.a)?, read_host(&args.b)?);
-    let n = a_host.rows;
-    if a_host.cols != n {
-        return Err(Error::dims("solve", format!("A must be square, is {}×{}", n, a_host.cols)));
-    }
-    if b_host.rows != n {
-        return Err(Error::dims("solve", format!("A is {n}×{n} but B has {} rows", b_host.rows)));
-    }
-    let symmetric = asymmetry(&a_host.data, n);
-    let method = match (args.method, symmetric) {
-        // Cholesky reads one triangle: a matrix that is not symmetric would
-        // be silently replaced by another one.
-        (Method::Cholesky, Some((i, j, x, y))) => {
-            return Err(Error::InvalidArgument(format!(
-                "{}: A is not symmetric (A({i},{j}) = {x:e} but A({j},{i}) = {y:e}); Cholesky needs a symmetric positive definite matrix",
-                args.a.display()
-            )));
-        }
-        (Method::Auto, Some(_)) => Method::Lu,
-        (m, _) => m,
+    let (a, b) = (read_host(&args.a)?, read_host(&args.b)?);
+    let options = SolveOptions {
+        method: match args.method {
+            Method::Auto => gpumat::Method::Auto,
+            Method::Cholesky => gpumat::Method::Cholesky,
+            Method::Lu => gpumat::Method::Lu,
+        },
+        storage: match args.storage {
+            Storage::Full => SymStorage::Full,
+            Storage::Rfp => SymStorage::Rfp,
+        },
+        allow_ill_conditioned: args.allow_ill_conditioned,
     };
-    if method == Method::Lu && args.storage == Storage::Rfp {
-        return Err(Error::InvalidArgument(
-            "packed (RFP) storage holds symmetric matrices; LU needs --storage full".into(),
-        ));
-    }
     let start = Instant::now();
-    let solved = match args.precision {
-        Precision::F64 => factor_and_solve::<f64>(dev, &a_host, &b_host, args.storage, method)?,
-        Precision::F32 => factor_and_solve::<f32>(dev, &a_host, &b_host, args.storage, method)?,
-    };
-    let x_host = solved.x;
-    let elapsed = start.elapsed().as_secs_f64() * 1e3;
-    // Backward error in f64 against the data as read: ‖A·X − B‖ / (‖A‖·‖X‖ + ‖B‖).
-    let a = dev.from_col_major(n, n, &a_host.data)?;
-    let b = dev.from_col_major(n, b_host.cols, &b_host.data)?;
-    let x = dev.from_col_major(n, b_host.cols, &x_host)?;
-    let r = &(&a * &x) - &b;
-    let fro = |m: &Matrix<f64>| m.norm(Norm::Frobenius);
-    let berr = fro(&r)? / (fro(&a)? * fro(&x)? + fro(&b)?);
-    write_matrix(&x, args.output.as_ref())?;
-    eprintln!(
-        "solve: method {}, storage {}, precision {}, {n}×{n} with {} right-hand sides on {} in {elapsed:.3} ms; backward error {berr:.2e}{}",
-        solved.method,
-        format!("{:?}", args.storage).to_lowercase(),
-        format!("{:?}", args.precision).to_lowercase(),
-        b_host.cols,
-        dev.describe(),
-        solved.rcond.map(|r| format!("; condition estimate {:.2e}", 1.0 / r)).unwrap_or_default(),
-    );
-    // The solution is printed, but a user must know it may be inaccurate.
-    if let Some(r) = solved.rcond {
-        let eps = match args.precision {
-            Precision::F64 => f64::EPSILON,
-            Precision::F32 => f32::EPSILON as f64,
-        };
-        if r < eps.sqrt() {
-            eprintln!(
-                "solve: warning: A is ill-conditioned (1-norm condition estimate {:.2e}); X may have few correct digits",
-                1.0 / r
-            );
+    let (report, x, u) = match args.precision {
+        Precision::F64 => {
+            let (s, x) = solve::<f64>(dev, &a, &b, &options)?;
+            (Report::of(&s), x, f64::unit_roundoff())
         }
+        Precision::F32 => {
+            let (s, x) = solve::<f32>(dev, &a, &b, &options)?;
+            (Report::of(&s), x, f32::unit_roundoff())
+        }
+    };
+    let elapsed = start.elapsed().as_secs_f64() * 1e3;
+    let opts = MmWriteOptions::default();
+    match &args.output {
+        Some(p) => io::write_matrix_market(p, b.rows, b.cols, &x, &opts)?,
+        None => io::write_matrix_market_to(std::io::stdout().lock(), b.rows, b.cols, &x, &opts)?,
+    }
+    let n = a.rows;
+    let k = b.cols;
+    eprintln!(
+        "solve: method {}, storage {}, precision {}, {n}×{n} with {k} right-hand side{} on {} in {elapsed:.3} ms; \
+         condition estimate {:.2e}, backward error {:.2e}, forward error bound {:.2e}",
+        report.method,
+        report.storage,
+        format!("{:?}", args.precision).to_lowercase(),
+        if k == 1 { "" } else { "s" },
+        dev.describe(),
+        1.0 / report.rcond,
+        report.backward_error,
+        report.forward_error_bound,
+    );
+    // The solution is written, but a user must know it may be inaccurate.
+    if report.rcond < u {
+        eprintln!(
+            "solve: warning: A is singular to working precision (1-norm condition estimate {:.2e}); X may have no \
+             correct digits",
+            1.0 / report.rcond
+        );
+    } else if report.rcond < u.sqrt() {
+        eprintln!(
+            "solve: warning: A is ill-conditioned (1-norm condition estimate {:.2e}); X may have few correct digits",
+            1.0 / report.rcond
+        );
     }
     Ok(())
+}
+
+/// What the summary line says of a [`Solution`], whatever its precision.
+struct Report {
+    method: &'static str,
+    storage: &'static str,
+    rcond: f64,
+    backward_error: f64,
+    forward_error_bound: f64,
+}
+
+impl Report {
+    fn of<T: Scalar>(s: &Solution<T>) -> Self {
+        Report {
+            method: match s.method {
+                gpumat::Method::Cholesky => "cholesky",
+                gpumat::Method::Lu | gpumat::Method::Auto => "lu",
+            },
+            storage: match s.storage {
+                SymStorage::Full => "full",
+                SymStorage::Rfp => "rfp",
+            },
+            rcond: s.rcond,
+            backward_error: s.backward_error,
+            forward_error_bound: s.forward_error_bound,
+        }
+    }
 }

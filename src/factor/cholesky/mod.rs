@@ -5,11 +5,13 @@
 //! backend's `potrf`, solves for the panel below (or beside) it with `trsm`,
 //! and updates the trailing matrix with `syrk`, where nearly all the work is.
 
+mod condition;
 mod factor;
 mod reconstruct;
 mod rfp;
 mod solve;
 
+pub use condition::{rcond, rcond_rfp};
 pub use factor::{CholeskyParams, factor_in_place};
 pub use reconstruct::reconstruct;
 pub use rfp::{factor_rfp_in_place, solve_rfp_in_place};

@@ -13,7 +13,7 @@ mod gauss_jordan;
 mod reconstruct;
 mod solve;
 
-pub use condition::{inverse_one_norm, rcond};
+pub use condition::rcond;
 pub use factor::{LuParams, factor_in_place};
 pub use gauss_jordan::{Echelon, rref_in_place};
 pub use reconstruct::reconstruct;
