@@ -16,11 +16,11 @@ use gpumat::backend::tuning::{Split, SplitTuning};
 use gpumat::backend::{Backend, Cpu, Norm, Op, Tuning, View, ViewMut};
 use gpumat::layout::Uplo;
 use gpumat::solve::wls::{self, NormalOutcome, Problem, WlsParams, WlsTimings};
+use gpumat::solve::wls_problem::{self, rel_error};
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
 use crate::bench::{Args, record, side_by_side};
-use crate::wls_table::rel_error;
 
 /// What our solve reports besides `x`.
 struct Report {
@@ -133,7 +133,7 @@ fn median_phases(runs: &[WlsTimings]) -> WlsTimings {
 type Seeded = ((Vec<f64>, Vec<f64>, Vec<f64>), (CudaBuffer<f64>, CudaBuffer<f64>, CudaBuffer<f64>));
 
 fn seeded(cuda: &Cuda, m: usize) -> Result<Seeded> {
-    let (a, d, b) = crate::wls_table::problem(2008, m, false);
+    let (a, d, b) = wls_problem::random(2008, m, false);
     let device = (cuda.upload(&a)?, cuda.upload(&d)?, cuda.upload(&b)?);
     Ok(((a, d, b), device))
 }
