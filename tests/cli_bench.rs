@@ -1,5 +1,5 @@
 //! The `gpumat-bench` binary: its own help, every suite's arguments, and a
-//! one-line refusal without a GPU.
+//! one-line refusal without a GPU; `gpumat` itself has no `bench`.
 
 mod cli_common;
 
@@ -45,4 +45,10 @@ fn every_suite_parses_and_needs_a_gpu() {
     assert!(!out.exists(), "nothing is written without a GPU");
     let o = bench(&["--suite", "frobnicate"]);
     assert!(!o.status.success());
+}
+
+#[test]
+fn gpumat_has_no_bench() {
+    let o = gpumat(&["bench", "--help"]);
+    assert_one_line_error(&o, 64, "bench");
 }
