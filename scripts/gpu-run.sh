@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds gpumat and its GPU test binaries here (no CUDA needed: cudarc loads
-# the libraries at run time), packs them into .gpu/ (git-ignored), and writes
-# .gpu/run.sh, the one command to run on the GPU machine from the repository
-# root. That command runs the test suite with the CUDA backend, compute-
-# sanitizer on the kernel tests and the side-by-side benchmarks, writing logs
-# and results into $OUT, and prints a short summary last.
+# Builds gpumat, gpumat-bench and the GPU test binaries here (no CUDA
+# needed: cudarc loads the libraries at run time), packs them into .gpu/
+# (git-ignored), and writes .gpu/run.sh, the one command to run on the GPU
+# machine from the repository root. That command runs the test suite with
+# the CUDA backend, compute-sanitizer on the kernel tests and the
+# side-by-side benchmarks (gpumat-bench), writing logs and results into
+# $OUT, and prints a short summary last.
 #
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
 #
@@ -28,8 +29,8 @@ ALL="$ALL scaled_gram wls"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin
-cargo build --release --bin gpumat
-cp target/release/gpumat .gpu/bin/
+cargo build --release --bin gpumat --bin gpumat-bench
+cp "${CARGO_TARGET_DIR:-target}"/release/{gpumat,gpumat-bench} .gpu/bin/
 for suite in $SUITES; do
     exe=$(cargo test --release --no-run --test "$suite" --message-format=json 2>/dev/null |
         python3 -c 'import json,sys
@@ -95,16 +96,16 @@ for suite in ${SANITIZE-primitives cholesky lu qr scaled_gram}; do
         summary+=("compute-sanitizer $tool $suite (rc $?): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)")
     done
 done
-if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat bench --help > /dev/null 2>&1; then
+if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat-bench --help > /dev/null 2>&1; then
     for suite in ${BENCH_SUITES:-primitives cholesky lu qr gram wls}; do
-        .gpu/bin/gpumat bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
+        .gpu/bin/gpumat-bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"
     done
 fi
 # A timeline of one factorization per bench size, when Nsight Systems is there.
 if [ -n "${PROFILE:-}" ] && command -v nsys > /dev/null; then
-    nsys profile --stats=true --force-overwrite true -o "$OUT/profile" .gpu/bin/gpumat bench --suite "$PROFILE" \
+    nsys profile --stats=true --force-overwrite true -o "$OUT/profile" .gpu/bin/gpumat-bench --suite "$PROFILE" \
         --sizes ${PROFILE_SIZES:-4096} --reps 1 --out "$OUT/profile-results" > "$OUT/profile.log" 2>&1
     summary+=("nsys $PROFILE (rc $?)")
 fi
@@ -112,7 +113,7 @@ if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
     for skip in ${NCU_SKIPS:-0}; do
         rep="$OUT/ncu-$skip"
         ncu --kernel-name "regex:$NCU" --launch-skip "$skip" --launch-count 1 --set full --clock-control none \
-            -f -o "$rep" .gpu/bin/gpumat bench --suite "${NCU_SUITE:-lu-trace}" --sizes ${NCU_SIZES:-4096} \
+            -f -o "$rep" .gpu/bin/gpumat-bench --suite "${NCU_SUITE:-lu-trace}" --sizes ${NCU_SIZES:-4096} \
             --reps 1 --out "$OUT/ncu-results" > "$rep.log" 2>&1
         summary+=("ncu $NCU launch $skip (rc $?)")
         ncu -i "$rep.ncu-rep" --page details > "$rep-details.txt" 2>&1

@@ -28,7 +28,7 @@ pub struct Sym<T: Scalar> {
 /// triangle with LAPACK's `TRANSR = 'T'`. For even `n` its rectangle is
 /// `n/2 × (n+1)` with leading dimension `n/2`, so columns stay aligned where
 /// `TRANSR = 'N'` has `n + 1`; on an H100 the Cholesky is faster this way
-/// from n = 8192 up (`gpumat bench --suite cholesky` times both).
+/// from n = 8192 up (`gpumat-bench --suite cholesky` times both).
 pub fn packed_layout(n: usize) -> Rfp {
     Rfp::new(n, Transr::Transpose, Uplo::Lower)
 }

@@ -5,3 +5,5 @@ pub mod lstsq;
 
 // Mixed-precision weighted least squares by the normal equations.
 pub mod wls;
+// Its random test problems (Jung & O'Leary 2008, Tables 1 and 2).
+pub mod wls_problem;

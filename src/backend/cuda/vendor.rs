@@ -1,6 +1,10 @@
 //! The vendor's routines called directly, as baselines for tests and
 //! benchmarks only: gpumat's algorithms never call these.
 
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use cudarc::cusolver::sys;
 use cudarc::driver::{CudaSlice, DevicePtrMut, PinnedHostSlice};
 
 use super::blas;
@@ -8,6 +12,9 @@ use super::{Cuda, CudaBuffer, raw, raw_mut};
 use crate::backend::{DeviceBuffer, Diag, Op, Side, View, ViewMut};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
+
+/// cuSOLVER's lower triangle: the factorizations here all take it.
+const LOWER: sys::cublasFillMode_t = sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
 
 /// cuBLAS `gemm` on whole dense buffers: `C := A·B`.
 pub fn gemm<T: Scalar>(
@@ -108,25 +115,17 @@ pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSli
     cuda.stream().memcpy_dtoh(src, dst).map_err(|e| Error::Device(format!("download: {e}")))
 }
 
-/// cuSOLVER's `dpotrf` (or `spotrf` for `f32`; lower), through its 64-bit
-/// API (`cusolverDnXpotrf`, so that orders past 46341 work), with its
-/// workspaces, on the backend's stream: the baseline for gpumat's Cholesky.
-pub struct DenseCholesky<T: Scalar = f64> {
-    solver: Solver,
-    n: usize,
-    precision: std::marker::PhantomData<T>,
-}
-
-/// cuSOLVER's name for the element type.
-fn data_type<T: Scalar>() -> cudarc::cusolver::sys::cudaDataType {
-    use cudarc::cusolver::sys::cudaDataType::{CUDA_R_32F, CUDA_R_64F};
+/// cuSOLVER's name for the element type: the 64-bit API takes it as data,
+/// so one wrapper serves `dpotrf` and `spotrf` (likewise `geqrf`, `getrf`).
+fn data_type<T: Scalar>() -> sys::cudaDataType {
+    use sys::cudaDataType::{CUDA_R_32F, CUDA_R_64F};
     if T::NAME == "f32" { CUDA_R_32F } else { CUDA_R_64F }
 }
 
 /// A cuSOLVER call's status as a `Result`, naming the routine.
-fn succeeded(routine: &str, status: cudarc::cusolver::sys::cusolverStatus_t) -> Result<()> {
+fn succeeded(routine: &str, status: sys::cusolverStatus_t) -> Result<()> {
     match status {
-        cudarc::cusolver::sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS => Ok(()),
+        sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS => Ok(()),
         s => Err(Error::Device(format!("cuSOLVER {routine}: {s:?}"))),
     }
 }
@@ -141,19 +140,24 @@ struct Solver {
     info: CudaSlice<i32>,
 }
 
-type Query<'a> = dyn FnOnce(
-        cudarc::cusolver::sys::cusolverDnHandle_t,
-        cudarc::cusolver::sys::cusolverDnParams_t,
-        &mut usize,
-        &mut usize,
-    ) -> cudarc::cusolver::sys::cusolverStatus_t
-    + 'a;
+type Query<'a> =
+    dyn FnOnce(sys::cusolverDnHandle_t, sys::cusolverDnParams_t, &mut usize, &mut usize) -> sys::cusolverStatus_t + 'a;
+
+/// What every 64-bit cuSOLVER routine takes besides its operands.
+struct Call {
+    handle: sys::cusolverDnHandle_t,
+    params: sys::cusolverDnParams_t,
+    work: *mut c_void,
+    work_bytes: usize,
+    host_work: *mut c_void,
+    host_bytes: usize,
+    info: *mut i32,
+}
 
 impl Solver {
     /// A handle and parameters, then the workspaces `query` (the routine's
     /// `_bufferSize`, named `routine`) asks for, in (device, host) bytes.
     fn new(cuda: &Cuda, routine: &str, query: Box<Query<'_>>) -> Result<Self> {
-        use cudarc::cusolver::sys;
         let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { sys::is_culib_present() } {
@@ -175,6 +179,30 @@ impl Solver {
         Ok(Solver { handle, params, work, host_work: vec![0; host_bytes.max(1)], info })
     }
 
+    /// Runs `routine` through `f`, which gets this solver's handle,
+    /// workspaces and `devInfo` on the backend's stream.
+    fn call(&mut self, cuda: &Cuda, routine: &str, f: impl FnOnce(Call) -> sys::cusolverStatus_t) -> Result<()> {
+        let s = cuda.stream();
+        let (work_bytes, host_bytes) = (self.work.len(), self.host_work.len());
+        let (work, _) = self.work.device_ptr_mut(s);
+        let (info, _) = self.info.device_ptr_mut(s);
+        let call = Call {
+            handle: self.handle.cu(),
+            params: self.params.0,
+            work: work as *mut c_void,
+            work_bytes,
+            host_work: self.host_work.as_mut_ptr().cast(),
+            host_bytes,
+            info: info as *mut i32,
+        };
+        succeeded(routine, f(call))
+    }
+
+    /// Bytes of device workspace cuSOLVER asked for.
+    fn workspace_bytes(&self) -> usize {
+        self.work.len()
+    }
+
     /// `devInfo` after the last call (waits for it).
     fn info(&self, cuda: &Cuda) -> Result<i32> {
         let mut host = [0i32];
@@ -186,12 +214,12 @@ impl Solver {
 }
 
 /// `cusolverDnParams_t`, destroyed on drop.
-struct CusolverParams(cudarc::cusolver::sys::cusolverDnParams_t);
+struct CusolverParams(sys::cusolverDnParams_t);
 
 impl Drop for CusolverParams {
     fn drop(&mut self) {
         // SAFETY: created by cusolverDnCreateParams and used by no one else.
-        unsafe { cudarc::cusolver::sys::cusolverDnDestroyParams(self.0) };
+        unsafe { sys::cusolverDnDestroyParams(self.0) };
     }
 }
 
@@ -199,56 +227,90 @@ impl Drop for CusolverParams {
 unsafe impl Send for CusolverParams {}
 unsafe impl Sync for CusolverParams {}
 
+/// The address of a dense block as cuSOLVER's untyped pointer.
+fn void(address: u64) -> *mut c_void {
+    address as *mut c_void
+}
+
+/// cuSOLVER's `dpotrf` (`spotrf` for `f32`; lower) and `dpotrs`, through
+/// its 64-bit API (`cusolverDnXpotrf`, so that orders past 46341 work),
+/// with its workspaces, on the backend's stream: the baseline for gpumat's
+/// Cholesky.
+pub struct DenseCholesky<T: Scalar = f64> {
+    solver: Solver,
+    n: usize,
+    precision: PhantomData<T>,
+}
+
 impl<T: Scalar> DenseCholesky<T> {
     /// Handle and workspace for order `n`.
     pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys;
         let (d, ld, ty) = (n as i64, n.max(1) as i64, data_type::<T>());
         // SAFETY: a workspace query; A is not read.
         let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
-            let lower = sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
-            sys::cusolverDnXpotrf_bufferSize(h, p, lower, d, ty, std::ptr::null(), ld, ty, device, host)
+            sys::cusolverDnXpotrf_bufferSize(h, p, LOWER, d, ty, std::ptr::null(), ld, ty, device, host)
         };
         let solver = Solver::new(cuda, "Xpotrf", Box::new(query))?;
-        Ok(DenseCholesky { solver, n, precision: std::marker::PhantomData })
+        Ok(DenseCholesky { solver, n, precision: PhantomData })
     }
 
     /// Bytes of device workspace cuSOLVER asked for.
     pub fn workspace_bytes(&self) -> usize {
-        self.solver.work.len()
+        self.solver.workspace_bytes()
     }
 
     /// Factors the dense `n × n` buffer `a` in place (lower triangle).
     pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<T>) -> Result<()> {
-        use cudarc::cusolver::sys;
         let (n, ty) = (self.n, data_type::<T>());
         let a = ViewMut::dense(a, n, n)?;
-        let s = cuda.stream();
-        let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
-        let (work, _) = self.solver.work.device_ptr_mut(s);
-        let (info, _) = self.solver.info.device_ptr_mut(s);
         // SAFETY: a dense n × n block of a live buffer; workspaces as queried.
-        let status = unsafe {
+        self.solver.call(cuda, "Xpotrf", |c| unsafe {
             sys::cusolverDnXpotrf(
-                self.solver.handle.cu(),
-                self.solver.params.0,
-                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                c.handle,
+                c.params,
+                LOWER,
                 n as i64,
                 ty,
-                raw_mut(&a) as *mut std::ffi::c_void,
+                void(raw_mut(&a)),
                 n.max(1) as i64,
                 ty,
-                work as *mut std::ffi::c_void,
-                work_bytes,
-                self.solver.host_work.as_mut_ptr().cast(),
-                host_bytes,
-                info as *mut i32,
+                c.work,
+                c.work_bytes,
+                c.host_work,
+                c.host_bytes,
+                c.info,
             )
-        };
-        succeeded("Xpotrf", status)
+        })
     }
 
-    /// cuSOLVER's `devInfo` after the last factorization (waits for it).
+    /// cuSOLVER's `dpotrs` (`cusolverDnXpotrs`): overwrites the dense
+    /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
+    /// [`factor`](Self::factor).
+    pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<T>, b: &mut CudaBuffer<T>, nrhs: usize) -> Result<()> {
+        let (n, ty) = (self.n, data_type::<T>());
+        let a = View::dense(a, n, n)?;
+        let b = ViewMut::dense(b, n, nrhs)?;
+        let ld = n.max(1) as i64;
+        // SAFETY: dense blocks of live buffers (checked above).
+        self.solver.call(cuda, "Xpotrs", |c| unsafe {
+            sys::cusolverDnXpotrs(
+                c.handle,
+                c.params,
+                LOWER,
+                n as i64,
+                nrhs as i64,
+                ty,
+                void(raw(&a)),
+                ld,
+                ty,
+                void(raw_mut(&b)),
+                ld,
+                c.info,
+            )
+        })
+    }
+
+    /// cuSOLVER's `devInfo` after the last call (waits for it).
     pub fn info(&self, cuda: &Cuda) -> Result<i32> {
         self.solver.info(cuda)
     }
@@ -256,67 +318,63 @@ impl<T: Scalar> DenseCholesky<T> {
 
 // Householder QR.
 
-/// cuSOLVER's `dgeqrf` through its 64-bit API (`cusolverDnXgeqrf`), with its
-/// workspaces, on the backend's stream: the baseline for gpumat's QR.
-pub struct DenseQr {
+/// cuSOLVER's `dgeqrf` (`sgeqrf` for `f32`) through its 64-bit API
+/// (`cusolverDnXgeqrf`), with its workspaces, on the backend's stream: the
+/// baseline for gpumat's QR.
+pub struct DenseQr<T: Scalar = f64> {
     solver: Solver,
-    tau: CudaSlice<f64>,
+    /// The Householder scalars, `min(m, n)` entries of `T` (as bytes).
+    tau: CudaSlice<u8>,
     m: usize,
     n: usize,
+    precision: PhantomData<T>,
 }
 
-impl DenseQr {
+impl<T: Scalar> DenseQr<T> {
     /// Handle and workspace for `m × n` matrices.
     pub fn new(cuda: &Cuda, m: usize, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let (rows, cols, ld) = (m as i64, n as i64, m.max(1) as i64);
+        let (rows, cols, ld, ty) = (m as i64, n as i64, m.max(1) as i64, data_type::<T>());
         let null = std::ptr::null();
         // SAFETY: a workspace query; A and tau are not read.
         let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
-            let f64 = CUDA_R_64F;
-            sys::cusolverDnXgeqrf_bufferSize(h, p, rows, cols, f64, null, ld, f64, null, f64, device, host)
+            sys::cusolverDnXgeqrf_bufferSize(h, p, rows, cols, ty, null, ld, ty, null, ty, device, host)
         };
         let solver = Solver::new(cuda, "Xgeqrf", Box::new(query))?;
-        let tau = cuda.stream().alloc_zeros::<f64>(m.min(n).max(1)).map_err(|e| Error::Device(format!("tau: {e}")))?;
-        Ok(DenseQr { solver, tau, m, n })
+        let tau_bytes = m.min(n).max(1) * size_of::<T>();
+        let tau = cuda.stream().alloc_zeros::<u8>(tau_bytes).map_err(|e| Error::Device(format!("tau: {e}")))?;
+        Ok(DenseQr { solver, tau, m, n, precision: PhantomData })
     }
 
     /// Bytes of device workspace cuSOLVER asked for, with `tau`.
     pub fn workspace_bytes(&self) -> usize {
-        self.solver.work.len() + 8 * self.tau.len()
+        self.solver.workspace_bytes() + self.tau.len()
     }
 
     /// Factors the dense `m × n` buffer `a` in place.
-    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let (m, n) = (self.m, self.n);
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<T>) -> Result<()> {
+        let (m, n, ty) = (self.m, self.n, data_type::<T>());
         let a = ViewMut::dense(a, m, n)?;
-        let s = cuda.stream();
-        let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
-        let (work, _) = self.solver.work.device_ptr_mut(s);
-        let (tau, _) = self.tau.device_ptr_mut(s);
-        let (info, _) = self.solver.info.device_ptr_mut(s);
+        let (tau, _) = self.tau.device_ptr_mut(cuda.stream());
         // SAFETY: a dense m × n block of a live buffer; workspaces as queried.
-        let status = unsafe {
+        self.solver.call(cuda, "Xgeqrf", |c| unsafe {
             sys::cusolverDnXgeqrf(
-                self.solver.handle.cu(),
-                self.solver.params.0,
+                c.handle,
+                c.params,
                 m as i64,
                 n as i64,
-                CUDA_R_64F,
-                raw_mut(&a) as *mut std::ffi::c_void,
+                ty,
+                void(raw_mut(&a)),
                 m.max(1) as i64,
-                CUDA_R_64F,
-                tau as *mut std::ffi::c_void,
-                CUDA_R_64F,
-                work as *mut std::ffi::c_void,
-                work_bytes,
-                self.solver.host_work.as_mut_ptr().cast(),
-                host_bytes,
-                info as *mut i32,
+                ty,
+                void(tau),
+                ty,
+                c.work,
+                c.work_bytes,
+                c.host_work,
+                c.host_bytes,
+                c.info,
             )
-        };
-        succeeded("Xgeqrf", status)
+        })
     }
 
     /// cuSOLVER's `devInfo` after the last factorization (waits for it).
@@ -325,64 +383,58 @@ impl DenseQr {
     }
 }
 
-/// cuSOLVER's `dgetrf` (partial pivoting), through its 64-bit API
-/// (`cusolverDnXgetrf`), with its workspaces, on the backend's stream: the
-/// baseline for gpumat's LU.
-pub struct DenseLu {
+/// cuSOLVER's `dgetrf` (`sgetrf` for `f32`; partial pivoting), through its
+/// 64-bit API (`cusolverDnXgetrf`), with its workspaces, on the backend's
+/// stream: the baseline for gpumat's LU.
+pub struct DenseLu<T: Scalar = f64> {
     solver: Solver,
     ipiv: CudaSlice<i64>,
     n: usize,
+    precision: PhantomData<T>,
 }
 
-impl DenseLu {
+impl<T: Scalar> DenseLu<T> {
     /// Handle, pivots and workspace for order `n`.
     pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let (d, ld) = (n as i64, n.max(1) as i64);
+        let (d, ld, ty) = (n as i64, n.max(1) as i64, data_type::<T>());
         // SAFETY: a workspace query; A is not read.
         let query = move |h, p, device: &mut usize, host: &mut usize| unsafe {
-            sys::cusolverDnXgetrf_bufferSize(h, p, d, d, CUDA_R_64F, std::ptr::null(), ld, CUDA_R_64F, device, host)
+            sys::cusolverDnXgetrf_bufferSize(h, p, d, d, ty, std::ptr::null(), ld, ty, device, host)
         };
         let solver = Solver::new(cuda, "Xgetrf", Box::new(query))?;
         let ipiv = cuda.stream().alloc_zeros::<i64>(n.max(1)).map_err(|e| Error::Device(format!("ipiv: {e}")))?;
-        Ok(DenseLu { solver, ipiv, n })
+        Ok(DenseLu { solver, ipiv, n, precision: PhantomData })
     }
 
     /// Bytes of device workspace cuSOLVER asked for.
     pub fn workspace_bytes(&self) -> usize {
-        self.solver.work.len()
+        self.solver.workspace_bytes()
     }
 
     /// Factors the dense `n × n` buffer `a` in place: `P·A = L·U`.
-    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let n = self.n;
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<T>) -> Result<()> {
+        let (n, ty) = (self.n, data_type::<T>());
         let a = ViewMut::dense(a, n, n)?;
-        let s = cuda.stream();
-        let (work_bytes, host_bytes) = (self.solver.work.len(), self.solver.host_work.len());
-        let (work, _) = self.solver.work.device_ptr_mut(s);
-        let (ipiv, _) = self.ipiv.device_ptr_mut(s);
-        let (info, _) = self.solver.info.device_ptr_mut(s);
+        let (ipiv, _) = self.ipiv.device_ptr_mut(cuda.stream());
         // SAFETY: a dense n × n block of a live buffer; n pivots; workspaces as queried.
-        let status = unsafe {
+        self.solver.call(cuda, "Xgetrf", |c| unsafe {
             sys::cusolverDnXgetrf(
-                self.solver.handle.cu(),
-                self.solver.params.0,
+                c.handle,
+                c.params,
                 n as i64,
                 n as i64,
-                CUDA_R_64F,
-                raw_mut(&a) as *mut std::ffi::c_void,
+                ty,
+                void(raw_mut(&a)),
                 n.max(1) as i64,
                 ipiv as *mut i64,
-                CUDA_R_64F,
-                work as *mut std::ffi::c_void,
-                work_bytes,
-                self.solver.host_work.as_mut_ptr().cast(),
-                host_bytes,
-                info as *mut i32,
+                ty,
+                c.work,
+                c.work_bytes,
+                c.host_work,
+                c.host_bytes,
+                c.info,
             )
-        };
-        succeeded("Xgetrf", status)
+        })
     }
 
     /// The pivots of the last factorization, 1-based (waits for it).
@@ -481,38 +533,5 @@ pub fn scaled_gram_gemm<T: Scalar>(
             T::ZERO,
             (raw_mut(&c), ld),
         )
-    }
-}
-
-// Weighted least squares: cuSOLVER dpotrs, the solve of the all-FP64 pipeline.
-
-impl DenseCholesky {
-    /// cuSOLVER's `dpotrs` (`cusolverDnXpotrs`): overwrites the dense
-    /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
-    /// [`factor`](Self::factor).
-    pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<f64>, b: &mut CudaBuffer<f64>, nrhs: usize) -> Result<()> {
-        use cudarc::cusolver::sys::{self as sys, cudaDataType::CUDA_R_64F};
-        let n = self.n;
-        let a = View::dense(a, n, n)?;
-        let b = ViewMut::dense(b, n, nrhs)?;
-        let (info, _) = self.solver.info.device_ptr_mut(cuda.stream());
-        // SAFETY: dense blocks of live buffers (checked above).
-        let status = unsafe {
-            sys::cusolverDnXpotrs(
-                self.solver.handle.cu(),
-                self.solver.params.0,
-                sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
-                n as i64,
-                nrhs as i64,
-                CUDA_R_64F,
-                raw(&a) as *const std::ffi::c_void,
-                n.max(1) as i64,
-                CUDA_R_64F,
-                raw_mut(&b) as *mut std::ffi::c_void,
-                n.max(1) as i64,
-                info as *mut i32,
-            )
-        };
-        succeeded("Xpotrs", status)
     }
 }

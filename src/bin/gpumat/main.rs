@@ -1,9 +1,5 @@
 //! The `gpumat` command line.
 
-mod bench;
-mod bench_cholesky;
-mod bench_qr;
-mod bench_wls;
 mod demo;
 mod fit;
 mod gemm;
@@ -50,9 +46,6 @@ enum Command {
     /// packed storage), LU with partial pivoting otherwise; X to stdout as
     /// Matrix Market without -o.
     Solve(solve::Args),
-    /// Time gpumat's GPU primitives side by side with cuBLAS (needs a GPU);
-    /// writes JSON and markdown under bench/results/.
-    Bench(bench::Args),
     /// Weighted linear least squares: x minimizing ‖diag(d)·(b − A·x)‖₂,
     /// rows of A are observations; stable for ill-conditioned designs (QR
     /// with refinement). x to stdout as Matrix Market without -o.
@@ -86,7 +79,6 @@ fn run(cli: Cli) -> gpumat::Result<()> {
         Command::Demo(args) => demo::run(&device(&cli.device)?, &args),
         Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
         Command::Solve(args) => solve::run(&device(&cli.device)?, &args),
-        Command::Bench(args) => bench::run(&device(&cli.device)?, &args),
         Command::Lstsq(args) => lstsq::run(&device(&cli.device)?, &args),
         Command::Fit(args) => fit::run(&device(&cli.device)?, &args),
         Command::Rref(args) => lu::rref(&device(&cli.device)?, &args),

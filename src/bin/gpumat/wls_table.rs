@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use gpumat::solve::wls_problem::{self, rel_error};
 use gpumat::{Device, Error, Matrix, Precision, Result, Stopping, WlsParams, WlsSolution, wls_with};
-use rand::{Rng, SeedableRng, rngs::StdRng};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,25 +26,6 @@ pub struct Args {
     tolerance: Option<f64>,
 }
 
-/// The seed's generator on the host: `A` (`m × 2m`), `d = √D²`, `b`.
-pub fn problem(seed: u64, m: usize, ill: bool) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let n = 2 * m;
-    let mut r = StdRng::seed_from_u64(seed ^ (m as u64).rotate_left(32));
-    let a: Vec<f64> = (0..m * n).map(|_| r.random_range(0.0..1.0)).collect();
-    let d2: Vec<f64> = (0..n)
-        .map(|i| if ill { 10f64.powf(-4.0 + 8.0 * i as f64 / (n - 1) as f64) } else { r.random_range(0.0..1.0) })
-        .collect();
-    let b: Vec<f64> = (0..n).map(|_| r.random_range(0.0..1.0)).collect();
-    (a, d2.into_iter().map(f64::sqrt).collect(), b)
-}
-
-/// `‖x − y‖₂/‖y‖₂`.
-pub fn rel_error(x: &[f64], y: &[f64]) -> f64 {
-    let diff: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt();
-    let norm: f64 = y.iter().map(|v| v * v).sum::<f64>().sqrt();
-    diff / if norm == 0.0 { 1.0 } else { norm }
-}
-
 fn ms(d: Duration) -> f64 {
     1e3 * d.as_secs_f64()
 }
@@ -56,7 +37,7 @@ struct Uploaded {
 }
 
 fn upload(dev: &Device, seed: u64, m: usize, ill: bool) -> Result<Uploaded> {
-    let (a, d, b) = problem(seed, m, ill);
+    let (a, d, b) = wls_problem::random(seed, m, ill);
     let n = 2 * m;
     Ok(Uploaded {
         a: dev.from_col_major(m, n, &a)?,

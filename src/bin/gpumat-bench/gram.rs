@@ -1,6 +1,6 @@
-//! `gpumat bench --suite gram`: `A·D²·Aᵀ` for `A` of `m × 2m` (each size
-//! `m`), the seed's generator (`A` and `D²` uniform in [0, 1]), four routes
-//! on the same inputs, interleaved, median of `--reps`:
+//! `--suite gram`: `A·D²·Aᵀ` for `A` of `m × 2m` (each size `m`), `A` and
+//! `D²` uniform in [0, 1] as in Jung & O'Leary's Table 1, four routes on the
+//! same inputs, interleaved, median of `--reps`:
 //!
 //! - gpumat `scaled_syrk` into full storage (lower triangle);
 //! - gpumat in RFP storage (`scaled_gram_to_rfp`);
@@ -17,66 +17,19 @@
 //! Then a sweep of block widths (256, 512, 1024) and one or two queues, each
 //! interleaved with the vendor route again, to choose the default plan.
 
-use std::time::Instant;
-
 use gpumat::Result;
 use gpumat::backend::cuda::scaled_gram::GramPlan;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::tuning::GramTuning;
-use gpumat::backend::{Backend, BufferMut, Norm, Op, Tuning, View, ViewMut};
+use gpumat::backend::{Backend, BufferMut, Norm, Tuning, View, ViewMut};
 use gpumat::layout::Uplo;
-use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
-use super::{Args, record};
-
-/// Median wall times in ms of `reps` runs of each routine, interleaved
-/// round-robin, each run followed by a synchronization; one warm-up each.
-fn interleaved(cuda: &Cuda, reps: usize, runs: &mut [&mut dyn FnMut() -> Result<()>]) -> Result<Vec<f64>> {
-    let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
-        cuda.synchronize()?;
-        let t = Instant::now();
-        f()?;
-        cuda.synchronize()?;
-        Ok(t.elapsed().as_secs_f64() * 1e3)
-    };
-    for f in runs.iter_mut() {
-        time(*f)?;
-    }
-    let mut times = vec![vec![]; runs.len()];
-    for _ in 0..reps.max(1) {
-        for (f, t) in runs.iter_mut().zip(&mut times) {
-            t.push(time(*f)?);
-        }
-    }
-    Ok(times
-        .into_iter()
-        .map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        })
-        .collect())
-}
-
-/// `len` entries uniform in [0, 1), or their square roots (`D²` uniform).
-fn uniform(cuda: &Cuda, len: usize, seed: u64, sqrt: bool) -> Result<CudaBuffer<f64>> {
-    let mut r = StdRng::seed_from_u64(seed);
-    let host: Vec<f64> =
-        (0..len).map(|_| r.random_range(0.0..1.0)).map(|x: f64| if sqrt { x.sqrt() } else { x }).collect();
-    cuda.upload(&host)
-}
-
-/// `max |X − Y| / max |Y|` over the lower triangles of the `m × m` buffers.
-fn max_rel_diff(cuda: &Cuda, m: usize, x: &CudaBuffer<f64>, y: &CudaBuffer<f64>) -> Result<f64> {
-    let mut t = cuda.alloc::<f64>(m * m)?;
-    let (xv, yv) = (View::dense(x, m, m)?, View::dense(y, m, m)?);
-    cuda.geam(1.0, xv, Op::NoTrans, -1.0, yv, Op::NoTrans, ViewMut::dense(&mut t, m, m)?)?;
-    cuda.fill_strict_triangle(Uplo::Upper, 0.0, ViewMut::dense(&mut t, m, m)?)?;
-    let diff = cuda.norm(Norm::Max, View::dense(&t, m, m)?)?;
-    cuda.copy(yv, ViewMut::dense(&mut t, m, m)?)?;
-    cuda.fill_strict_triangle(Uplo::Upper, 0.0, ViewMut::dense(&mut t, m, m)?)?;
-    Ok(diff / cuda.norm(Norm::Max, View::dense(&t, m, m)?)?)
-}
+use crate::harness::Settings;
+use crate::harness::errors::rel_diff;
+use crate::harness::inputs::uniform;
+use crate::harness::results::{merge, record};
+use crate::harness::timing::interleaved;
 
 /// Block widths and queue counts tried by [`sweep`].
 const SWEEP: [(usize, usize); 6] = [(256, 1), (256, 2), (512, 1), (512, 2), (1024, 1), (1024, 2)];
@@ -86,7 +39,7 @@ const SWEEP: [(usize, usize); 6] = [(256, 1), (256, 2), (512, 1), (512, 2), (102
 /// route, so one run says which block width to make the default.
 fn sweep(
     cuda: &Cuda,
-    args: &Args,
+    reps: usize,
     (m, n): (usize, usize),
     (a, d): (&CudaBuffer<f64>, &CudaBuffer<f64>),
     full: &mut CudaBuffer<f64>,
@@ -101,7 +54,7 @@ fn sweep(
             let (av, dv) = (View::dense(a, m, n)?, View::dense(d, n, 1)?);
             let mut ours = || cuda.scaled_syrk(Uplo::Lower, 1.0, av, dv, 0.0, ViewMut::dense(full, m, m)?);
             let mut theirs = || vendor::scaled_gram_syrk(cuda, (m, n), a, d, &mut w, &mut c);
-            let t = interleaved(cuda, args.reps, &mut [&mut ours, &mut theirs])?;
+            let t = interleaved(cuda, reps, &mut [&mut ours, &mut theirs])?;
             let plan = GramPlan::new(m, n, &gram);
             rows.push(record(
                 &format!("scaled_gram full {m}×{n} nb={nb} queues={queues}"),
@@ -120,12 +73,12 @@ fn sweep(
     result.map(|()| rows)
 }
 
-pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
+pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     let mut rows = vec![];
-    for &m in &args.sizes {
+    for &m in &settings.sizes {
         let n = 2 * m;
-        let a = uniform(cuda, m * n, 21, false)?;
-        let d = uniform(cuda, n, 22, true)?;
+        let a = cuda.upload(&uniform(m * n, 21, 0.0..1.0))?;
+        let d = cuda.upload(&uniform(n, 22, 0.0..1.0).into_iter().map(f64::sqrt).collect::<Vec<_>>())?;
         let rfp = gpumat::api::packed_layout(m);
         let (mut full, mut arf) = (cuda.alloc::<f64>(m * m)?, cuda.alloc::<f64>(rfp.len())?);
         let (mut c_syrk, mut c_gemm) = (cuda.alloc::<f64>(m * m)?, cuda.alloc::<f64>(m * m)?);
@@ -139,7 +92,8 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let w_cell = std::cell::RefCell::new(&mut w);
         let mut vendor_syrk = || vendor::scaled_gram_syrk(cuda, (m, n), &a, &d, &mut w_cell.borrow_mut(), &mut c_syrk);
         let mut vendor_gemm = || vendor::scaled_gram_gemm(cuda, (m, n), &a, &d, &mut w_cell.borrow_mut(), &mut c_gemm);
-        let t = interleaved(cuda, args.reps, &mut [&mut ours_full, &mut ours_rfp, &mut vendor_syrk, &mut vendor_gemm])?;
+        let t =
+            interleaved(cuda, settings.reps, &mut [&mut ours_full, &mut ours_rfp, &mut vendor_syrk, &mut vendor_gemm])?;
         let (t_full, t_rfp, t_syrk, t_gemm) = (t[0], t[1], t[2], t[3]);
 
         // Device memory beyond A, d and the result, after the warm runs.
@@ -152,9 +106,11 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let mut unpacked = cuda.alloc::<f64>(m * m)?;
         cuda.rfp_to_full(View::dense(&arf, rfp.len(), 1)?, rfp, ViewMut::dense(&mut unpacked, m, m)?)?;
         let bound = 2.0 * (n + 4) as f64 * f64::EPSILON / 2.0;
-        let diff_full = max_rel_diff(cuda, m, &full, &c_syrk)?;
-        let diff_rfp = max_rel_diff(cuda, m, &unpacked, &c_syrk)?;
-        let diff_gemm = max_rel_diff(cuda, m, &c_gemm, &c_syrk)?;
+        // The largest entry of the difference from cuBLAS over the largest of G, lower triangles.
+        let max_rel_diff = |x| rel_diff(cuda, m, x, &c_syrk, Some(Uplo::Lower), Norm::Max);
+        let diff_full = max_rel_diff(&full)?;
+        let diff_rfp = max_rel_diff(&unpacked)?;
+        let diff_gemm = max_rel_diff(&c_gemm)?;
         let within_bound = diff_full <= bound && diff_rfp <= bound;
         if !within_bound {
             eprintln!(
@@ -170,13 +126,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
             "vendor_gemm_route_ms": t_gemm, "gemm_route_ratio": t_gemm / t_full,
             "gemm_route_tflops": flops / (t_gemm * 1e9), "gemm_route_max_rel_diff": diff_gemm,
         });
-        let with = |extra: Value| {
-            let mut v = common.clone();
-            if let (Value::Object(v), Value::Object(e)) = (&mut v, extra) {
-                v.extend(e);
-            }
-            v
-        };
+        let with = |extra: Value| merge(common.clone(), extra);
         rows.push(record(
             &format!("scaled_gram full {m}×{n}"),
             m,
@@ -199,7 +149,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "max_rel_diff": diff_rfp, "rfp_time_over_full": t_rfp / t_full,
             })),
         ));
-        rows.extend(sweep(cuda, args, (m, n), (&a, &d), &mut full)?);
+        rows.extend(sweep(cuda, settings.reps, (m, n), (&a, &d), &mut full)?);
         // The dgemm route against the dgmm + dsyrk route, for scale.
         rows.push(record(
             &format!("dgemm route {m}×{n}"),

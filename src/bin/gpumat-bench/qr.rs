@@ -1,7 +1,7 @@
-//! `gpumat bench --suite qr`: gpumat's blocked Householder QR against
-//! cuSOLVER's `dgeqrf` on tall least-squares shapes (`m × m/8` for each
-//! size `m`), same inputs, interleaved. The panel kernel is one thread block
-//! by design (simple first), so the ratio says what the panel costs.
+//! `--suite qr`: gpumat's blocked Householder QR against cuSOLVER's
+//! `dgeqrf` on tall least-squares shapes (`m × m/8` for each size `m`),
+//! same inputs, interleaved. The panel kernel is one thread block by design
+//! (simple first), so the ratio says what the panel costs.
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
@@ -10,7 +10,10 @@ use gpumat::layout::Uplo;
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
-use crate::bench::{Args, random, record, side_by_side};
+use crate::harness::Settings;
+use crate::harness::inputs::random;
+use crate::harness::results::record;
+use crate::harness::timing::side_by_side;
 
 /// `‖AᵀA − RᵀR‖_F / ‖AᵀA‖_F` on the lower triangle: a backward error of
 /// `R` alone, the same measure for both (cuSOLVER's `Q` is not formed).
@@ -35,9 +38,9 @@ fn gram_error(cuda: &Cuda, m: usize, n: usize, a: &CudaBuffer<f64>, factored: &C
     Ok(cuda.norm(Norm::Frobenius, View::dense(&r, n, n)?)? / cuda.norm(Norm::Frobenius, View::dense(&g, n, n)?)?)
 }
 
-pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
+pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     let mut rows = vec![];
-    for &m in &args.sizes {
+    for &m in &settings.sizes {
         let n = (m / 8).max(1);
         let params = QrParams::default();
         let nb = params.block_size.min(n);
@@ -47,7 +50,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let mut vendor = vendor::DenseQr::new(cuda, m, n)?;
         let (t_ours, t_vendor) = side_by_side(
             cuda,
-            args.reps,
+            settings.reps,
             || {
                 cuda.copy(View::dense(&a, m, n)?, ViewMut::dense(&mut ours, m, n)?)?;
                 let buf = BufferMut::new(&mut ours);

@@ -1,26 +1,28 @@
-//! `gpumat bench --suite wls`: the mixed-precision weighted least-squares
-//! solve (`A·D²·Aᵀ` in FP64 by `scaled_gram`, f32 Cholesky, FP64 refinement)
+//! `--suite wls`: the mixed-precision weighted least-squares solve
+//! (`A·D²·Aᵀ` in FP64 by `scaled_gram`, f32 Cholesky, FP64 refinement)
 //! against the all-FP64 vendor pipeline (cuBLAS `dgmm` scaled copy +
-//! `dsyrk`, `dgemm` for the right side, cuSOLVER `dpotrf` + `dpotrs`), on the
-//! seed's Table 1 problems (`A`, `D²`, `b` uniform in [0, 1]) with `m` from
-//! `--sizes` and `n = 2m`, end to end on data already on the device,
-//! interleaved, median. Reported: the ratio, the relative error of ours
-//! against the vendor's FP64 solve (target ≤ 1e−12), the normal-equations
-//! backward error of both, and where our time goes.
+//! `dsyrk`, `dgemm` for the right side, cuSOLVER `dpotrf` + `dpotrs`), on
+//! the problems of Jung & O'Leary's Table 1 (`A`, `D²`, `b` uniform in
+//! [0, 1]) with `m` from `--sizes` and `n = 2m`, end to end on data already
+//! on the device, interleaved, median. Reported: the ratio, the relative
+//! error of ours against the vendor's FP64 solve (target ≤ 1e−12), the
+//! normal-equations backward error of both, and where our time goes.
 
 use std::time::Duration;
 
 use gpumat::backend::cuda::scaled_gram::SplitPlan;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::tuning::{Split, SplitTuning};
-use gpumat::backend::{Backend, Cpu, Norm, Op, Tuning, View, ViewMut};
+use gpumat::backend::{Backend, Cpu, Norm, Op, View, ViewMut};
 use gpumat::layout::Uplo;
 use gpumat::solve::wls::{self, NormalOutcome, Problem, WlsParams, WlsTimings};
+use gpumat::solve::wls_problem::rel_error;
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
-use crate::bench::{Args, record, side_by_side};
-use crate::wls_table::rel_error;
+use crate::harness::Settings;
+use crate::harness::inputs::wls_problem;
+use crate::harness::results::record;
+use crate::harness::timing::{median, side_by_side};
 
 /// What our solve reports besides `x`.
 struct Report {
@@ -96,13 +98,8 @@ fn reference(
     let mut r = vec![0.0; m];
     for _ in 0..3 {
         let (xc, mut rc) = (cpu.upload(&x)?, cpu.alloc::<f64>(m)?);
-        cpu.weighted_residual(
-            problem.a,
-            problem.d,
-            problem.b,
-            View::dense(&xc, m, 1)?,
-            ViewMut::dense(&mut rc, m, 1)?,
-        )?;
+        let (xv, rv) = (View::dense(&xc, m, 1)?, ViewMut::dense(&mut rc, m, 1)?);
+        cpu.weighted_residual(problem.a, problem.d, problem.b, xv, rv)?;
         cpu.download(&rc, &mut r)?;
         let mut dx = cuda.upload(&r)?;
         chol.solve(cuda, l, &mut dx, 1)?;
@@ -114,35 +111,22 @@ fn reference(
 
 /// Each phase's median over the runs (warm-up runs included).
 fn median_phases(runs: &[WlsTimings]) -> WlsTimings {
-    let median = |f: fn(&WlsTimings) -> Duration| {
-        let mut v: Vec<Duration> = runs.iter().map(f).collect();
-        v.sort();
-        v.get(v.len() / 2).copied().unwrap_or_default()
-    };
+    let phase = |f: fn(&WlsTimings) -> Duration| median(runs.iter().map(f).collect());
     WlsTimings {
-        gram: median(|t| t.gram),
-        factor: median(|t| t.factor),
-        refine: median(|t| t.refine),
-        condition: median(|t| t.condition),
-        fallback: median(|t| t.fallback),
-        total: median(|t| t.total),
+        gram: phase(|t| t.gram),
+        factor: phase(|t| t.factor),
+        refine: phase(|t| t.refine),
+        condition: phase(|t| t.condition),
+        fallback: phase(|t| t.fallback),
+        total: phase(|t| t.total),
     }
 }
 
-/// The seed's Table 1 problem of `m` unknowns on the host and on the device.
-type Seeded = ((Vec<f64>, Vec<f64>, Vec<f64>), (CudaBuffer<f64>, CudaBuffer<f64>, CudaBuffer<f64>));
-
-fn seeded(cuda: &Cuda, m: usize) -> Result<Seeded> {
-    let (a, d, b) = crate::wls_table::problem(2008, m, false);
-    let device = (cuda.upload(&a)?, cuda.upload(&d)?, cuda.upload(&b)?);
-    Ok(((a, d, b), device))
-}
-
-pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
+pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     let mut rows = vec![];
-    for &m in &args.sizes {
+    for &m in &settings.sizes {
         let n = 2 * m;
-        let ((a_host, d_host, b_host), (a, d, b)) = seeded(cuda, m)?;
+        let ((a_host, d_host, b_host), (a, d, b)) = wls_problem(cuda, m)?;
         let data = (&a, &d, &b);
         let mut chol = vendor::DenseCholesky::new(cuda, m)?;
         let (mut scaled, mut g_vendor) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * m)?);
@@ -151,7 +135,7 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
         let mut x_ours = None;
         let (t_ours, t_vendor) = side_by_side(
             cuda,
-            args.reps,
+            settings.reps,
             || {
                 let mut timings = WlsTimings::default();
                 x_ours = Some(ours(cuda, (m, n), data, &mut timings)?);
@@ -227,81 +211,6 @@ pub fn suite(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
                 "vendor_bytes": 8 * (2 * m * n + m * m) + chol.workspace_bytes(),
             }),
         ));
-    }
-    Ok(rows)
-}
-
-/// `--suite wls-trace`: µs per call (device time, queue drained around
-/// `reps` calls) of each part of our solve at `m × 2m`, and of the FP64
-/// scaled Gram matrix for comparison. `GPUMAT_SPLIT_KB` is varied.
-pub fn trace(cuda: &Cuda, args: &Args) -> Result<Vec<Value>> {
-    use gpumat::backend::{Block, BufferMut};
-    use gpumat::factor::cholesky::{self, CholeskyParams};
-    let mut rows = vec![];
-    for &m in &args.sizes {
-        let n = 2 * m;
-        let (_, (a, d, b)) = seeded(cuda, m)?;
-        let problem = Problem { a: View::dense(&a, m, n)?, d: View::dense(&d, n, 1)?, b: View::dense(&b, n, 1)? };
-        let reps = args.reps.max(3);
-        let mut time = |name: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
-            let us = crate::bench::per_call_us(cuda, reps, f)?;
-            println!("wls-trace m = {m}: {name}: {us:.0} µs");
-            rows.push(json!({ "op": format!("{name}, {m}×{n}"), "n": m, "us_per_call": us }));
-            Ok(())
-        };
-        let mut g64 = cuda.alloc::<f64>(m * m)?;
-        time("FP64 scaled_syrk (lower)", &mut || {
-            cuda.scaled_syrk(Uplo::Lower, 1.0, problem.a, problem.d, 0.0, ViewMut::dense(&mut g64, m, m)?)
-        })?;
-        drop(g64);
-        let mut g = cuda.alloc::<f32>(m * m)?;
-        let saved = cuda.tuning();
-        for (split, kind) in [("f16", Split::Half), ("tf32", Split::Tf32)] {
-            for kb in [512, 1024, 2048] {
-                cuda.set_tuning(Tuning { split: SplitTuning { kind, kb: Some(kb), ..saved.split }, ..saved });
-                time(&format!("scaled_syrk_f32 {split}, kb = {kb}"), &mut || {
-                    cuda.scaled_syrk_f32(problem.a, problem.d, ViewMut::dense(&mut g, m, m)?)
-                })?;
-            }
-        }
-        cuda.set_tuning(saved);
-        let mut l = cuda.alloc::<f32>(m * m)?;
-        let mut info = cuda.upload(&[0i32])?;
-        time("f32 Cholesky (copy of G + factor)", &mut || {
-            cuda.copy(View::dense(&g, m, m)?, ViewMut::dense(&mut l, m, m)?)?;
-            let mut status = ViewMut::dense(&mut info, 1, 1)?;
-            let lb = BufferMut::new(&mut l);
-            cholesky::factor_in_place(
-                cuda,
-                Uplo::Lower,
-                &lb,
-                Block::dense(m, m),
-                &mut status,
-                0,
-                CholeskyParams::for_order(m),
-            )
-        })?;
-        let mut v = cuda.upload(&vec![1.0f32; m])?;
-        time("two f32 trsv with L", &mut || {
-            gpumat::factor::cholesky::solve_in_place(
-                cuda,
-                Uplo::Lower,
-                View::dense(&l, m, m)?,
-                ViewMut::dense(&mut v, m, 1)?,
-            )
-        })?;
-        let (x, mut r) = (cuda.upload(&vec![0.5; m])?, cuda.alloc::<f64>(m)?);
-        time("weighted_residual", &mut || {
-            cuda.weighted_residual(
-                problem.a,
-                problem.d,
-                problem.b,
-                View::dense(&x, m, 1)?,
-                ViewMut::dense(&mut r, m, 1)?,
-            )
-        })?;
-        time("alloc of m entries", &mut || cuda.alloc::<f64>(m).map(drop))?;
-        time("max norm of m entries (read back)", &mut || cuda.norm(Norm::Max, View::dense(&r, m, 1)?).map(drop))?;
     }
     Ok(rows)
 }

@@ -1,0 +1,46 @@
+//! Random inputs, fresh for every order and never zeros; a matrix that must
+//! be SPD is made so. The seeds are fixed, so that runs on different days
+//! factor the same matrices.
+
+use std::ops::Range;
+
+use gpumat::Result;
+use gpumat::backend::cuda::{Cuda, CudaBuffer};
+use gpumat::backend::{Backend, Block, ViewMut};
+use gpumat::solve::wls_problem;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+/// `len` entries uniform in `range`, from a generator seeded with `seed`.
+pub fn uniform(len: usize, seed: u64, range: Range<f64>) -> Vec<f64> {
+    let mut r = StdRng::seed_from_u64(seed);
+    (0..len).map(|_| r.random_range(range.clone())).collect()
+}
+
+/// `len` entries uniform in [−1, 1) on the device.
+pub fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
+    cuda.upload(&uniform(len, seed, -1.0..1.0))
+}
+
+/// An `n × n` matrix with entries in [−1, 1) and diagonal `2n`: its lower
+/// triangle, which a Cholesky factorization reads, is that of a strictly
+/// diagonally dominant, hence positive definite, symmetric matrix.
+pub fn diagonally_dominant(cuda: &Cuda, n: usize, seed: u64) -> Result<CudaBuffer<f64>> {
+    let mut a = random(cuda, n * n, seed)?;
+    cuda.fill(ViewMut::new(&mut a, Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?, 2.0 * n as f64)?;
+    Ok(a)
+}
+
+/// A weighted least-squares problem `(A, d, b)`: `A` is `m × 2m`, `d` and
+/// `b` have `2m` entries.
+pub type WlsData<V> = (V, V, V);
+
+/// A problem on the host and the same on the device.
+pub type WlsProblem = (WlsData<Vec<f64>>, WlsData<CudaBuffer<f64>>);
+
+/// The random problem of Jung & O'Leary's Table 1 with `m` unknowns (seed
+/// 2008, as `gpumat wls-table`), on the host and on the device.
+pub fn wls_problem(cuda: &Cuda, m: usize) -> Result<WlsProblem> {
+    let (a, d, b) = wls_problem::random(2008, m, false);
+    let device = (cuda.upload(&a)?, cuda.upload(&d)?, cuda.upload(&b)?);
+    Ok(((a, d, b), device))
+}

@@ -1,0 +1,116 @@
+//! `gpumat-bench`: gpumat side by side with the vendor's routines (cuBLAS,
+//! cuSOLVER), on the same inputs in one process, as `BENCHMARKS.md`
+//! prescribes: warm, runs interleaved, median of `--reps`; the ratio is
+//! vendor time / gpumat time.
+//!
+//! A developer's instrument, apart from the `gpumat` command line, which
+//! never carries or calls a vendor solver. Each suite is one module that
+//! uses the harness and never another suite.
+
+mod capacity;
+mod cholesky;
+mod gram;
+mod harness;
+mod lu;
+mod lu_trace;
+mod primitives;
+mod qr;
+mod trace;
+mod wls;
+mod wls_trace;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use gpumat::api::device::AnyBackend;
+use gpumat::{Device, Error, Result};
+
+use harness::Settings;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Suite {
+    /// gemm, syrk, RFP pack/unpack, transfers.
+    Primitives,
+    /// Cholesky in full and RFP storage against cuSOLVER dpotrf: time,
+    /// accuracy and peak memory.
+    Cholesky,
+    /// The largest order whose FP64 Cholesky fits on the device, in RFP
+    /// storage against cuSOLVER dpotrf in full storage (`--sizes` unused).
+    Capacity,
+    /// Where a Cholesky's time goes: enqueue against wall time, per-call
+    /// costs of its primitives, one factorization each in a profiler range.
+    Trace,
+    /// Householder QR of m × m/8 against cuSOLVER dgeqrf.
+    Qr,
+    /// LU with partial pivoting against cuSOLVER dgetrf.
+    Lu,
+    /// Where an LU's time goes: the whole, its panels alone, and the cost
+    /// per call of its primitives.
+    LuTrace,
+    /// A·D²·Aᵀ for A of m × 2m, full and RFP storage, against cuBLAS dgmm
+    /// + dsyrk and dgmm + dgemm: time, extra memory, difference.
+    Gram,
+    /// Mixed-precision weighted least squares (m × 2m, f32 Cholesky refined
+    /// to FP64) against cuBLAS dgmm + dsyrk and cuSOLVER dpotrf + dpotrs.
+    Wls,
+    /// Where a weighted least-squares solve's time goes: the cost per call
+    /// of each of its parts at `m × 2m`.
+    WlsTrace,
+}
+
+/// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
+/// a GPU); writes JSON and markdown under bench/results/.
+#[derive(Parser)]
+#[command(name = "gpumat-bench", version, about, long_about = None)]
+struct Cli {
+    /// What to measure.
+    #[arg(long, value_enum, default_value_t = Suite::Primitives)]
+    suite: Suite,
+    /// Matrix orders to run.
+    #[arg(long, value_delimiter = ',', default_values_t = [4096, 8192])]
+    sizes: Vec<usize>,
+    /// Timed runs of each routine (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Folder for the JSON and markdown results.
+    #[arg(long, default_value = "bench/results")]
+    out: PathBuf,
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    let dev = Device::auto()?;
+    let AnyBackend::Cuda(cuda) = dev.backend() else {
+        return Err(Error::InvalidArgument(format!(
+            "the benchmarks compare with the vendor's GPU routines and need a CUDA device; this one is {}",
+            dev.describe()
+        )));
+    };
+    let settings = Settings { sizes: cli.sizes.clone(), reps: cli.reps };
+    let rows = match cli.suite {
+        Suite::Primitives => primitives::run(cuda, &settings)?,
+        Suite::Cholesky => cholesky::run(cuda, &settings)?,
+        Suite::Capacity => capacity::run(cuda)?,
+        Suite::Trace => trace::run(cuda, &settings)?,
+        Suite::Qr => qr::run(cuda, &settings)?,
+        Suite::Lu => lu::run(cuda, &settings)?,
+        Suite::LuTrace => lu_trace::run(cuda, &settings)?,
+        Suite::Gram => gram::run(cuda, &settings)?,
+        Suite::Wls => wls::run(cuda, &settings)?,
+        Suite::WlsTrace => wls_trace::run(cuda, &settings)?,
+    };
+    // The files' names keep the history's spelling: `lutrace`, `wlstrace`.
+    let name = format!("{:?}", cli.suite).to_lowercase();
+    harness::results::write(cuda, &name, cli.reps, &cli.out, &rows)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gpumat-bench: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

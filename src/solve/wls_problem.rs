@@ -1,0 +1,31 @@
+//! The random weighted least-squares problems of Jung & O'Leary (2008),
+//! Tables 1 and 2, on the host, and the error those tables report. Shared by
+//! `gpumat wls-table` and the benchmarks, so that both solve the same
+//! problems for the same seed.
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+/// `A` (`m × 2m`, column-major), `d = √D²` and `b` (`2m` entries each), with
+/// `A`, `b` uniform in [0, 1] and `D²` uniform in [0, 1] (Table 1) or, when
+/// `ill_conditioned`, `D²ᵢᵢ = 10^(−4+8i/(n−1))` (Table 2). The generator is
+/// seeded by `seed` and `m`, so each order has its own problem.
+pub fn random(seed: u64, m: usize, ill_conditioned: bool) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = 2 * m;
+    let mut r = StdRng::seed_from_u64(seed ^ (m as u64).rotate_left(32));
+    let a: Vec<f64> = (0..m * n).map(|_| r.random_range(0.0..1.0)).collect();
+    let d2: Vec<f64> = (0..n)
+        .map(|i| {
+            if ill_conditioned { 10f64.powf(-4.0 + 8.0 * i as f64 / (n - 1) as f64) } else { r.random_range(0.0..1.0) }
+        })
+        .collect();
+    let b: Vec<f64> = (0..n).map(|_| r.random_range(0.0..1.0)).collect();
+    (a, d2.into_iter().map(f64::sqrt).collect(), b)
+}
+
+/// `‖x − y‖₂/‖y‖₂` (absolute when `y = 0`): the tables' error of a solution
+/// `x` against a reference `y`.
+pub fn rel_error(x: &[f64], y: &[f64]) -> f64 {
+    let diff: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt();
+    let norm: f64 = y.iter().map(|v| v * v).sum::<f64>().sqrt();
+    diff / if norm == 0.0 { 1.0 } else { norm }
+}
