@@ -79,7 +79,7 @@ for panel in cluster reg ll grid block; do
     GPUMAT_LU_PANEL=$panel .gpu/bin/test-lu --test-threads=1 > "$OUT/test-lu-panel-$panel.log" 2>&1
     summary+=("test-lu GPUMAT_LU_PANEL=$panel (rc $?): $(grep -E '^test result' "$OUT/test-lu-panel-$panel.log" | tail -1)")
 done
-# The seed's Tables 1 and 2 on the GPU (weighted least squares, issue 5).
+# Jung and O'Leary's Tables 1 and 2 on the GPU (weighted least squares).
 for table in "" --ill-conditioned; do
     [ -n "${SKIP_TESTS:-}" ] && break
     sizes=512,1024,1536,2048

@@ -35,7 +35,7 @@ pub struct WlsSolution {
     pub timings: WlsTimings,
 }
 
-/// Solves `min ‖D·(b − Aᵀ·x)‖₂` over `x`, in the seed's orientation: `A` is
+/// Solves `min ‖D·(b − Aᵀ·x)‖₂` over `x`, in Jung and O'Leary's (2008) orientation: `A` is
 /// `m × n` with `m` unknowns and `n ≥ m` observations (column `k` of `A`
 /// holds the basis functions at observation `k`), `b` has `n` entries, and
 /// `d` holds `n` weights `dₖ ≥ 0` (`1/σₖ` for measurement errors `σₖ`; no
@@ -45,7 +45,7 @@ pub struct WlsSolution {
 /// products on the tensor cores), and the solution refined with residuals
 /// `A·D²·(b − Aᵀx)` computed from `A` in double-double until it is at least
 /// as accurate as an FP64 solve, and usually accurate to a few units in
-/// the last place (the seed's Algorithm 1). If the `f32` factorization
+/// the last place (Jung and O'Leary's Algorithm 1). If the `f32` factorization
 /// breaks down or refinement stalls, `G` is formed in FP64 and its Cholesky
 /// factor is refined the same way; if `G`'s condition
 /// estimate exceeds `1e9`, the normal equations are abandoned for QR of the

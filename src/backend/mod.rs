@@ -404,7 +404,7 @@ pub trait Backend: Sized + Send + Sync + 'static {
         reverse: bool,
     ) -> Result<()>;
 
-    // Scaled Gram matrices A·D²·Aᵀ (weighted least squares, issue 5).
+    // Scaled Gram matrices A·D²·Aᵀ (weighted least squares).
 
     /// `C := α·A·diag(d)²·Aᵀ + β·C` on the `uplo` triangle of `C` only (the
     /// other one is neither read nor written), for `A` of `n × k` and `d` a
@@ -437,7 +437,7 @@ pub trait Backend: Sized + Send + Sync + 'static {
         c: ViewMut<'_, Self, T>,
     ) -> Result<()>;
 
-    // Mixed precision weighted least squares (issue 5).
+    // Mixed precision weighted least squares.
 
     /// `C := A·diag(d)²·Aᵀ`, all of the symmetric `n × n` block `C`, in `f32`
     /// from FP64 `A` (`n × k`) and `d` (`k` entries): the normal matrix that

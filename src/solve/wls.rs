@@ -1,7 +1,7 @@
 //! Weighted least squares by the normal equations, refined to FP64 accuracy
-//! from a low-precision Cholesky factor (the seed's Algorithm 1).
+//! from a low-precision Cholesky factor (Jung and O'Leary 2008, Algorithm 1).
 //!
-//! The problem, in the seed's orientation: `A` is `m × n` (`m` unknowns,
+//! The problem, in their orientation: `A` is `m × n` (`m` unknowns,
 //! `n ≥ m` observations), `d` holds `n` weights, and `x` minimizes
 //! `‖D·(b − Aᵀ·x)‖₂`, i.e. solves `G·x = c` with `G = A·D²·Aᵀ` and
 //! `c = A·D²·b`.
@@ -48,14 +48,14 @@ pub enum Precision {
 /// When refinement stops.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Stopping {
-    /// The seed's test `‖r‖/‖x‖ ≤ ε` with `ε = √m·ε₆₄·‖G‖∞` and ∞-norms, as
+    /// Jung and O'Leary's test `‖r‖/‖x‖ ≤ ε` with `ε = √m·ε₆₄·‖G‖∞` and ∞-norms, as
     /// LAPACK's `dsposv` does: scale-invariant, and reachable in FP64. Once
     /// it holds, steps continue until the error left after the last
     /// correction (estimated from the last two corrections' ratio) is below
     /// `√m·ε₆₄·‖x‖∞` too; corrections that shrink too slowly to get there
     /// within the iteration limit hand over to the FP64 factor.
     Backward,
-    /// The seed's test as printed, `‖r‖₂/‖x‖₂ ≤ ε`, with the given absolute
+    /// Jung and O'Leary's test as printed, `‖r‖₂/‖x‖₂ ≤ ε`, with the given absolute
     /// `ε` (the paper used `1e−8`); depends on the scale of the data.
     Absolute(f64),
 }
@@ -65,7 +65,7 @@ pub enum Stopping {
 pub struct WlsParams {
     pub precision: Precision,
     pub stopping: Stopping,
-    /// Most corrections after `x₀` (the seed used 100; its hardest problems
+    /// Most corrections after `x₀` (Jung and O'Leary used 100; their hardest problems
     /// took 15).
     pub max_iterations: usize,
     /// Estimated `κ₁(G)` above which the normal equations are not trusted
@@ -74,7 +74,7 @@ pub struct WlsParams {
     /// guarantees when it ends at the iteration limit on the backward test
     /// alone is an FP64 solve's `κ(G)·u₆₄`: `1e9` keeps that near `1e−7`
     /// (7 digits), and
-    /// keeps the seed's Table 2 family on the normal equations up to
+    /// keeps Jung and O'Leary's Table 2 family on the normal equations up to
     /// `m = 2048` (`κ ≈ 5e8`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at
     /// several times the cost.
     pub max_condition: f64,

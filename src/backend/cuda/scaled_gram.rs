@@ -17,7 +17,7 @@
 //! the diagonal blocks: `W = B_j·D²`, `C[:, j-block] = A·Wᵀ`.
 //!
 //! When the workspace for full depth would be large next to `A` (few rows,
-//! very many columns: the data fits of the seed), the depth is taken in
+//! very many columns: data fits of few parameters), the depth is taken in
 //! chunks of `kc` and a block column is accumulated with `β = 1` after its
 //! first chunk; the same block column always stays on the same queue.
 //!
