@@ -85,21 +85,33 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     // LU.
     for t in ["f32", "f64"] {
         // getrf_panel(a, ld, m, nb, ipiv, incp, info, offset, partial, tol)
-        add("lu.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
+        add("lu_panel_block.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
         // laswp(a, ld, m, n, ipiv, incp, first, k, shift, reverse)
         add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I64, I32]);
         // getrf_panel_grid(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar)
-        add("lu.cu", format!("getrf_panel_grid_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P]);
+        add(
+            "lu_panel_grid.cu",
+            format!("getrf_panel_grid_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P],
+        );
         // getrf_panel_ll(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch)
-        add("lu.cu", format!("getrf_panel_ll_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32]);
+        add(
+            "lu_panel_ll.cu",
+            format!("getrf_panel_ll_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32],
+        );
         // getrf_panel_reg(..., cells, epoch, left, right)
         add(
-            "lu.cu",
+            "lu_panel_reg.cu",
             format!("getrf_panel_reg_{t}"),
             vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64],
         );
         // getrf_panel_cluster(..., left, right)
-        add("lu.cu", format!("getrf_panel_cluster_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", I64, I64]);
+        add(
+            "lu_panel_cluster.cu",
+            format!("getrf_panel_cluster_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", I64, I64],
+        );
     }
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {
@@ -242,6 +254,8 @@ fn every_source_compiles_without_warnings_and_has_its_entries() {
     if !nvrtc() {
         return;
     }
+    // The backend finds a loaded kernel by its entry name alone.
+    let mut owner: BTreeMap<String, &str> = BTreeMap::new();
     for (file, want) in expected() {
         let out = kernels::compile_uncached(source(file), ARCH).unwrap_or_else(|e| panic!("{e}"));
         assert!(out.log.trim().is_empty(), "NVRTC warned on {file}:\n{}", out.log);
@@ -253,6 +267,11 @@ fn every_source_compiles_without_warnings_and_has_its_entries() {
         }
         let extra: Vec<_> = got.keys().filter(|k| !want.contains_key(k.as_str())).collect();
         assert!(extra.is_empty(), "{file}: entries not listed in this test: {extra:?}");
+        for name in got.into_keys() {
+            if let Some(other) = owner.insert(name.clone(), file) {
+                panic!("entry {name} is in both {other} and {file}");
+            }
+        }
     }
 }
 

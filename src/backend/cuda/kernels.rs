@@ -42,7 +42,13 @@ pub const SOURCES: &[Source] = &[
     Source { name: "copy.cu", code: include_str!("../../../kernels/copy.cu") },
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
+    // LU: row interchanges, and the panel factorizations a file each.
     Source { name: "lu.cu", code: include_str!("../../../kernels/lu.cu") },
+    Source { name: "lu_panel_block.cu", code: include_str!("../../../kernels/lu_panel_block.cu") },
+    Source { name: "lu_panel_grid.cu", code: include_str!("../../../kernels/lu_panel_grid.cu") },
+    Source { name: "lu_panel_ll.cu", code: include_str!("../../../kernels/lu_panel_ll.cu") },
+    Source { name: "lu_panel_reg.cu", code: include_str!("../../../kernels/lu_panel_reg.cu") },
+    Source { name: "lu_panel_cluster.cu", code: include_str!("../../../kernels/lu_panel_cluster.cu") },
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
@@ -55,6 +61,9 @@ pub const SOURCES: &[Source] = &[
 pub const HEADERS: &[Source] = &[
     // IEEE helpers, warp reductions, the grid-stride walk over a block.
     Source { name: "common.cuh", code: include_str!("../../../kernels/common.cuh") },
+    // What the LU kernels share; the register rows of two panel kernels.
+    Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
+    Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },
 ];
 
 /// The options every kernel is compiled with, besides the architecture.

@@ -119,7 +119,7 @@ impl Cuda {
         if let Some(&c) = self.clusters.get() {
             return Ok(c);
         }
-        let c = self.cluster_limit("lu", "getrf_panel_cluster_f64", CLUSTER_MAX_ROWS as u32)?;
+        let c = self.cluster_limit("lu_panel_cluster", "getrf_panel_cluster_f64", CLUSTER_MAX_ROWS as u32)?;
         Ok(*self.clusters.get_or_init(|| c))
     }
 
@@ -219,7 +219,7 @@ impl Cuda {
                     LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
                 let mut args = head.to_vec();
                 args.extend([n(left), n(right)]);
-                self.launch_cluster("lu", &format!("getrf_panel_cluster_{}", T::NAME), cfg, &args)
+                self.launch_cluster("lu_panel_cluster", &format!("getrf_panel_cluster_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Reg { blocks, threads } => {
                 // Every block's candidate (two 8-byte words), then every
@@ -235,7 +235,7 @@ impl Cuda {
                 let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
                 args.extend([Arg::Ptr(cells), Arg::Bits32(epoch), n(left), n(right)]);
-                self.launch("lu", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
+                self.launch("lu_panel_reg", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Ll { blocks } => {
                 let threads = if blocks == 1 { LL_THREADS_ALONE } else { LL_THREADS };
@@ -247,7 +247,7 @@ impl Cuda {
                 let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
                 args.extend([Arg::Ptr(cells), Arg::Bits32(epoch)]);
-                self.launch("lu", &format!("getrf_panel_ll_{}", T::NAME), cfg, &args)
+                self.launch("lu_panel_ll", &format!("getrf_panel_ll_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Grid { blocks } => {
                 // Double-buffered candidates and rows (f64 holds f32 as
@@ -266,11 +266,11 @@ impl Cuda {
                     Arg::Ptr(self.slice_ptr(&stage)),
                     Arg::Ptr(self.slice_ptr(&bar)),
                 ]);
-                self.launch("lu", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args)
+                self.launch("lu_panel_grid", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Block => {
                 let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
-                self.launch("lu", &format!("getrf_panel_{}", T::NAME), cfg, &head)
+                self.launch("lu_panel_block", &format!("getrf_panel_{}", T::NAME), cfg, &head)
             }
         }
     }
