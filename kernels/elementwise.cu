@@ -11,6 +11,8 @@
 //
 // Numerics are plain IEEE: no fast math, a product with NaN is NaN.
 
+#include "common.cuh"
+
 // Entries per thread per step of map_entries: their loads are all issued
 // before any store, so each thread keeps several loads in flight. With one, a
 // 4-byte type stays well under the memory bandwidth.
@@ -19,38 +21,12 @@
 // For every entry (i, j) of a rows x cols block that belongs to this thread:
 // dst(i, j) = value(i, j), written by store(i, j, v). value() may read memory,
 // store() writes it; the reads of UNROLL entries happen before their writes.
-// 64-bit division is slow on the GPU (a software routine), so the first k is
-// split into (i, j) once, and the loop then advances (i, j) by the stride
-// split the same way: two divisions per thread, none per entry.
 template <typename V, typename S>
 __device__ __forceinline__ void map_entries(long long rows, long long cols, V value, S store) {
-    if (rows <= 0 || cols <= 0) return;
-    const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    long long i = start % rows;
-    long long j = start / rows;
-    const long long di = stride % rows;
-    const long long dj = stride / rows;
-    while (j < cols) {
-        long long is[UNROLL], js[UNROLL];
-        decltype(value(0LL, 0LL)) v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            is[u] = i;
-            js[u] = j;
-            if (j < cols) v[u] = value(i, j);
-            i += di;
-            j += dj;
-            if (i >= rows) {
-                i -= rows;
-                ++j;
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            if (js[u] < cols) store(is[u], js[u], v[u]);
-        }
-    }
+    for_each_entry<UNROLL>(rows, cols, value, [&](long long i, long long j, decltype(value(0LL, 0LL)) v) {
+        store(i, j, v);
+        return true;
+    });
 }
 
 // a(i, j) = value for every entry.

@@ -16,59 +16,25 @@
 // uses any of them. With one load in flight per thread a 4-byte type reaches
 // about 70% of the memory bandwidth of an H100.
 
+#include "common.cuh"
+
 #define BLOCK 256
-#define WARP 32
 #define UNROLL 8
 
 // Calls f(i, j, a(i, j)) for every entry of a rows x cols block that belongs
-// to this thread, in increasing column-major order, as long as f returns true.
-// The thread's entries are k = start + n*stride, k <-> (k % rows, k / rows);
-// the 64-bit divisions (a software routine on the GPU) are done once per
-// thread, and the loop advances (i, j) by the stride split the same way.
+// to this thread, in increasing column-major order, as long as f returns true
+// (for_each_entry, UNROLL loads in flight).
 template <typename T, typename F>
 __device__ __forceinline__ void scan_entries(const T* __restrict__ a, long long ld, long long rows, long long cols,
                                              F f) {
-    if (rows <= 0 || cols <= 0) return;
-    const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    long long i = start % rows;
-    long long j = start / rows;
-    const long long di = stride % rows;
-    const long long dj = stride / rows;
-    while (j < cols) {
-        long long is[UNROLL], js[UNROLL];
-        T v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            is[u] = i;
-            js[u] = j;
-            if (j < cols) v[u] = a[i + j * ld];
-            i += di;
-            j += dj;
-            if (i >= rows) {
-                i -= rows;
-                ++j;
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            if (js[u] < cols && !f(is[u], js[u], v[u])) return;
-        }
-    }
+    // A capture drops the parameter's __restrict__, and with it the loads
+    // through the read-only data cache: the lambda restates it.
+    const auto load = [&](long long i, long long j) {
+        const T* __restrict__ p = a;
+        return p[i + j * ld];
+    };
+    for_each_entry<UNROLL>(rows, cols, load, f);
 }
-
-__device__ __forceinline__ double abs_d(float x) { return (double)fabsf(x); }
-__device__ __forceinline__ double abs_d(double x) { return fabs(x); }
-
-// NaN is the only value that differs from itself (no fast math here).
-__device__ __forceinline__ bool is_nan(double x) { return x != x; }
-
-// Finite: neither infinite nor NaN (a NaN fails every comparison).
-__device__ __forceinline__ bool is_finite(float x) { return fabsf(x) <= __int_as_float(0x7f7fffff); }
-__device__ __forceinline__ bool is_finite(double x) { return fabs(x) <= __longlong_as_double(0x7fefffffffffffffLL); }
-
-// max that propagates NaN: once either side is NaN the result is NaN.
-__device__ __forceinline__ double nan_max(double a, double b) { return (b > a || is_nan(b)) ? b : a; }
 
 // Sum (OP = 0) or NaN-propagating max (OP = 1) of one value per thread over
 // the block; the result is valid in thread 0. Shared memory down to one warp,
@@ -86,14 +52,7 @@ __device__ __forceinline__ double block_reduce(double v) {
         __syncthreads();
     }
     double r = 0.0;
-    if (t < WARP) {
-        r = buf[t];
-#pragma unroll
-        for (int s = WARP / 2; s > 0; s >>= 1) {
-            const double o = __shfl_down_sync(0xffffffffu, r, s);
-            r = OP == 0 ? r + o : nan_max(r, o);
-        }
-    }
+    if (t < WARP) r = warp_reduce(buf[t], [](double x, double o) { return OP == 0 ? x + o : nan_max(x, o); });
     // Callers may call again (a loop over columns): every thread must be past
     // its reads of buf first.
     __syncthreads();

@@ -25,8 +25,9 @@
 //                      [c·cols, min(n, (c+1)·cols)).
 //   weighted_combine:  grid.x = ceil(m / 256).
 
+#include "common.cuh"
+
 #define BLOCK 256
-#define WARP 32
 
 struct dd {
     double hi, lo;
@@ -67,14 +68,8 @@ __device__ __forceinline__ void dot2_step(dd& acc, double a, double b) {
     acc.lo += p.lo + s.lo;
 }
 
-__device__ __forceinline__ dd warp_sum(dd v) {
-#pragma unroll
-    for (int o = WARP / 2; o > 0; o /= 2) {
-        dd other = {__shfl_down_sync(0xffffffffu, v.hi, o), __shfl_down_sync(0xffffffffu, v.lo, o)};
-        v = dd_add(v, other);
-    }
-    return v;
-}
+// A double-double from the lane `s` above, for warp_reduce.
+__device__ __forceinline__ dd shfl_down(dd v, int s) { return {shfl_down(v.hi, s), shfl_down(v.lo, s)}; }
 
 // w_j = d_j²·(b_j − Σ_i a_ij·x_i) in double-double. One warp per column: the
 // column's entries are contiguous, so each load of the warp is 256 bytes.
@@ -100,7 +95,7 @@ extern "C" __global__ void weighted_misfit_f64(const double* __restrict__ a, lon
         dot2_step(acc, a3, x3);
     }
     for (; i < m; i += WARP) dot2_step(acc, col[i], x[i * incx]);
-    acc = warp_sum(renormalize(acc.hi, acc.lo));
+    acc = warp_reduce(renormalize(acc.hi, acc.lo), dd_add);  // the warp's sum, in lane 0
     if (lane == 0) {
         const double dj = d[j * incd];
         dd s = dd_add({b[j * incb], 0.0}, {-acc.hi, -acc.lo});

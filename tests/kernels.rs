@@ -1,15 +1,16 @@
 //! The CUDA kernels compile with NVRTC, without a GPU: every file of
 //! `kernels/` for `sm_90` with no warning, every entry point the CUDA backend
-//! launches is there with the parameter types it passes, a broken file gives
-//! an error naming it with NVRTC's log, and the caches work.
+//! launches is there with the parameter types it passes, every header is
+//! used and resolves to the embedded one, a broken file gives an error naming
+//! it with NVRTC's log, and the caches work.
 //!
 //! Without libnvrtc these tests print "skipped: libnvrtc not found" and pass,
 //! unless `GPUMAT_REQUIRE_NVRTC=1` (as in CI), where they fail.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use gpumat::backend::cuda::kernels::{self, SOURCES, Source};
+use gpumat::backend::cuda::kernels::{self, HEADERS, SOURCES, Source};
 
 /// Whether to run; panics when NVRTC is required but missing.
 fn nvrtc() -> bool {
@@ -84,21 +85,33 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     // LU.
     for t in ["f32", "f64"] {
         // getrf_panel(a, ld, m, nb, ipiv, incp, info, offset, partial, tol)
-        add("lu.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
+        add("lu_panel_block.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
         // laswp(a, ld, m, n, ipiv, incp, first, k, shift, reverse)
         add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I64, I32]);
         // getrf_panel_grid(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar)
-        add("lu.cu", format!("getrf_panel_grid_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P]);
+        add(
+            "lu_panel_grid.cu",
+            format!("getrf_panel_grid_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P],
+        );
         // getrf_panel_ll(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch)
-        add("lu.cu", format!("getrf_panel_ll_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32]);
+        add(
+            "lu_panel_ll.cu",
+            format!("getrf_panel_ll_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32],
+        );
         // getrf_panel_reg(..., cells, epoch, left, right)
         add(
-            "lu.cu",
+            "lu_panel_reg.cu",
             format!("getrf_panel_reg_{t}"),
             vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64],
         );
         // getrf_panel_cluster(..., left, right)
-        add("lu.cu", format!("getrf_panel_cluster_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", I64, I64]);
+        add(
+            "lu_panel_cluster.cu",
+            format!("getrf_panel_cluster_{t}"),
+            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", I64, I64],
+        );
     }
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {
@@ -163,23 +176,77 @@ fn temp_dir(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("gpumat-kernels-{tag}-{}-{nanos}", std::process::id()))
 }
 
+/// The names of the files of `kernels/` that end in `ending`, sorted.
+fn files_ending_in(ending: &str) -> Vec<String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(ending))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The names that `code` includes with `#include "name"`.
+fn includes(code: &str) -> Vec<&str> {
+    code.lines().filter_map(|l| l.trim_start().strip_prefix("#include")?.split('"').nth(1)).collect()
+}
+
 #[test]
 fn sources_are_the_files_of_the_kernels_folder() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels");
-    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".cu"))
-        .collect();
-    on_disk.sort();
     let mut embedded: Vec<String> = SOURCES.iter().map(|s| s.name.to_string()).collect();
     embedded.sort();
-    assert_eq!(embedded, on_disk, "SOURCES must embed every kernels/*.cu");
+    assert_eq!(embedded, files_ending_in(".cu"), "SOURCES must embed every kernels/*.cu");
     let expected: Vec<String> = expected().keys().map(|k| k.to_string()).collect();
     assert_eq!(embedded, expected, "the test must list the entries of every file");
-    for s in SOURCES {
+    let mut headers: Vec<String> = HEADERS.iter().map(|h| h.name.to_string()).collect();
+    headers.sort();
+    assert_eq!(headers, files_ending_in(".cuh"), "HEADERS must embed every kernels/*.cuh");
+    for s in SOURCES.iter().chain(HEADERS) {
         assert_eq!(s.code, std::fs::read_to_string(dir.join(s.name)).unwrap(), "{} is embedded as is", s.name);
     }
+}
+
+#[test]
+fn every_header_is_used_and_every_include_is_a_header() {
+    // The headers each source reaches, through the headers it includes.
+    let header = |name: &str| HEADERS.iter().find(|h| h.name == name);
+    let mut used = BTreeSet::new();
+    for s in SOURCES.iter().chain(HEADERS) {
+        for name in includes(s.code) {
+            assert!(header(name).is_some(), "{} includes {name}, which is not in HEADERS", s.name);
+        }
+    }
+    for s in SOURCES {
+        let mut todo = includes(s.code);
+        while let Some(name) = todo.pop() {
+            if used.insert(name) {
+                todo.extend(includes(header(name).unwrap().code));
+            }
+        }
+    }
+    let unused: Vec<_> = HEADERS.iter().map(|h| h.name).filter(|n| !used.contains(n)).collect();
+    assert!(unused.is_empty(), "headers no source includes: {unused:?}");
+}
+
+#[test]
+fn an_include_resolves_to_the_embedded_header() {
+    if !nvrtc() {
+        return;
+    }
+    // The working directory (the crate's root) has no common.cuh: what
+    // NVRTC finds is the embedded text.
+    let uses = fresh(
+        "include",
+        "#include \"common.cuh\"\nextern \"C\" __global__ void probe(double* a) { a[0] = nan_max(a[0], a[1]); }",
+    );
+    let ptx = kernels::compile_uncached(&uses, ARCH).unwrap_or_else(|e| panic!("{e}")).ptx;
+    assert!(ptx.contains(".entry probe"));
+    let missing = fresh("missing", "#include \"no_such_header.cuh\"\n");
+    let err = kernels::compile_uncached(&missing, ARCH).expect_err("an unknown header must not compile").to_string();
+    assert!(err.contains("no_such_header.cuh"), "names the header: {err}");
 }
 
 #[test]
@@ -187,6 +254,8 @@ fn every_source_compiles_without_warnings_and_has_its_entries() {
     if !nvrtc() {
         return;
     }
+    // The backend finds a loaded kernel by its entry name alone.
+    let mut owner: BTreeMap<String, &str> = BTreeMap::new();
     for (file, want) in expected() {
         let out = kernels::compile_uncached(source(file), ARCH).unwrap_or_else(|e| panic!("{e}"));
         assert!(out.log.trim().is_empty(), "NVRTC warned on {file}:\n{}", out.log);
@@ -198,6 +267,11 @@ fn every_source_compiles_without_warnings_and_has_its_entries() {
         }
         let extra: Vec<_> = got.keys().filter(|k| !want.contains_key(k.as_str())).collect();
         assert!(extra.is_empty(), "{file}: entries not listed in this test: {extra:?}");
+        for name in got.into_keys() {
+            if let Some(other) = owner.insert(name.clone(), file) {
+                panic!("entry {name} is in both {other} and {file}");
+            }
+        }
     }
 }
 
@@ -254,7 +328,7 @@ fn the_disk_cache_is_keyed_by_the_source() {
     }
     let dir = temp_dir("cache");
     let version = kernels::nvrtc_version().unwrap();
-    let file = |s: &Source| dir.join(format!("{:016x}.ptx", kernels::cache_key(s.code, ARCH, version)));
+    let file = |s: &Source| dir.join(format!("{:016x}.ptx", kernels::cache_key(s.code, HEADERS, ARCH, version)));
 
     // A compilation leaves its PTX on disk under the key.
     let one = fresh("one", PROBE);
@@ -297,14 +371,32 @@ fn the_cache_key_is_stable_and_sees_every_input() {
     // FNV-1a 64 does not change with the Rust version: a key computed today
     // must be the same tomorrow, or every user recompiles (harmless, but a
     // sign that the key changed by accident).
-    let key = kernels::cache_key("code", "sm_90", (13, 0));
-    assert_eq!(key, kernels::cache_key("code", "sm_90", (13, 0)));
-    assert_ne!(key, kernels::cache_key("code ", "sm_90", (13, 0)));
-    assert_ne!(key, kernels::cache_key("code", "sm_80", (13, 0)));
-    assert_ne!(key, kernels::cache_key("code", "sm_90", (13, 1)));
-    assert_ne!(key, kernels::cache_key("code", "sm_90", (12, 0)));
+    let key = kernels::cache_key("code", HEADERS, "sm_90", (13, 0));
+    assert_eq!(key, kernels::cache_key("code", HEADERS, "sm_90", (13, 0)));
+    assert_ne!(key, kernels::cache_key("code ", HEADERS, "sm_90", (13, 0)));
+    assert_ne!(key, kernels::cache_key("code", HEADERS, "sm_80", (13, 0)));
+    assert_ne!(key, kernels::cache_key("code", HEADERS, "sm_90", (13, 1)));
+    assert_ne!(key, kernels::cache_key("code", HEADERS, "sm_90", (12, 0)));
+    // A header's text or name changed: compiled again.
+    let edited: Vec<Source> = HEADERS
+        .iter()
+        .enumerate()
+        .map(|(k, h)| if k == 0 { Source { name: h.name, code: "// edited" } } else { *h })
+        .collect();
+    assert_ne!(key, kernels::cache_key("code", &edited, "sm_90", (13, 0)));
+    let renamed = [Source { name: "other.cuh", code: HEADERS[0].code }];
+    assert_ne!(
+        kernels::cache_key("code", &HEADERS[..1], "sm_90", (13, 0)),
+        kernels::cache_key("code", &renamed, "sm_90", (13, 0))
+    );
     // Field boundaries matter: ("ab", "c") is not ("a", "bc").
-    assert_ne!(kernels::cache_key("ab", "c", (13, 0)), kernels::cache_key("a", "bc", (13, 0)));
+    let none: &[Source] = &[];
+    assert_ne!(kernels::cache_key("ab", none, "c", (13, 0)), kernels::cache_key("a", none, "bc", (13, 0)));
+    let split = |name, code| [Source { name, code }];
+    assert_ne!(
+        kernels::cache_key("", &split("a.cuh", "xy"), "sm_90", (13, 0)),
+        kernels::cache_key("", &split("a.cuhx", "y"), "sm_90", (13, 0))
+    );
 }
 
 #[test]

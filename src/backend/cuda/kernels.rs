@@ -1,10 +1,15 @@
 //! The CUDA C kernels of `kernels/*.cu`, embedded in the binary and compiled
 //! by NVRTC for the device's architecture on first use.
 //!
+//! The device helpers that several files share live in headers,
+//! `kernels/*.cuh`, embedded too and handed to NVRTC with every program, so
+//! that `#include "common.cuh"` resolves to the embedded text and never to a
+//! file on the user's disk.
+//!
 //! A compiled kernel file is cached twice: in the process (a map behind a
 //! mutex) and on disk, under `$XDG_CACHE_HOME/gpumat/ptx` or
-//! `~/.cache/gpumat/ptx`, one `<key>.ptx` file per (source, architecture,
-//! NVRTC version, options), where `<key>` is [`cache_key`] in hexadecimal.
+//! `~/.cache/gpumat/ptx`, one `<key>.ptx` file per (source, headers,
+//! architecture, NVRTC version, options), where `<key>` is [`cache_key`] in hexadecimal.
 //! The disk cache is best effort: a directory that cannot be created, a file
 //! that cannot be written or a file that does not look like PTX for the
 //! architecture is skipped, and the source is compiled again.
@@ -21,10 +26,11 @@ use cudarc::nvrtc::{Ptx, result, sys};
 
 use crate::{Error, Result};
 
-/// One embedded source file.
+/// One embedded source file or header.
 #[derive(Clone, Copy, Debug)]
 pub struct Source {
-    /// File name under `kernels/`, e.g. `"copy.cu"`; NVRTC's messages name it.
+    /// File name under `kernels/`, e.g. `"copy.cu"`; NVRTC's messages name
+    /// it, and a source includes a header by it (`#include "common.cuh"`).
     pub name: &'static str,
     /// The CUDA C source.
     pub code: &'static str,
@@ -36,13 +42,28 @@ pub const SOURCES: &[Source] = &[
     Source { name: "copy.cu", code: include_str!("../../../kernels/copy.cu") },
     Source { name: "reduce.cu", code: include_str!("../../../kernels/reduce.cu") },
     Source { name: "potrf.cu", code: include_str!("../../../kernels/potrf.cu") },
+    // LU: row interchanges, and the panel factorizations a file each.
     Source { name: "lu.cu", code: include_str!("../../../kernels/lu.cu") },
+    Source { name: "lu_panel_block.cu", code: include_str!("../../../kernels/lu_panel_block.cu") },
+    Source { name: "lu_panel_grid.cu", code: include_str!("../../../kernels/lu_panel_grid.cu") },
+    Source { name: "lu_panel_ll.cu", code: include_str!("../../../kernels/lu_panel_ll.cu") },
+    Source { name: "lu_panel_reg.cu", code: include_str!("../../../kernels/lu_panel_reg.cu") },
+    Source { name: "lu_panel_cluster.cu", code: include_str!("../../../kernels/lu_panel_cluster.cu") },
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
     // Mixed precision weighted least squares.
     Source { name: "split.cu", code: include_str!("../../../kernels/split.cu") },
     Source { name: "residual.cu", code: include_str!("../../../kernels/residual.cu") },
+];
+
+/// Every header, embedded at build time and given to NVRTC with each source.
+pub const HEADERS: &[Source] = &[
+    // IEEE helpers, warp reductions, the grid-stride walk over a block.
+    Source { name: "common.cuh", code: include_str!("../../../kernels/common.cuh") },
+    // What the LU kernels share; the register rows of two panel kernels.
+    Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
+    Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },
 ];
 
 /// The options every kernel is compiled with, besides the architecture.
@@ -74,9 +95,10 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
 
 /// The key of a compiled file in the caches: 64-bit FNV-1a (offset basis
 /// `0xcbf29ce484222325`, prime `0x100000001b3`, stable across Rust versions
-/// and platforms) over a format tag, the source code, the architecture, the
+/// and platforms) over a format tag, the source code, the name and code of
+/// each header (NVRTC is given them all: [`HEADERS`]), the architecture, the
 /// NVRTC version and [`OPTIONS`], each followed by a zero byte.
-pub fn cache_key(code: &str, arch: &str, nvrtc_version: (i32, i32)) -> u64 {
+pub fn cache_key(code: &str, headers: &[Source], arch: &str, nvrtc_version: (i32, i32)) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| {
         for &b in bytes.iter().chain(&[0u8]) {
@@ -84,8 +106,13 @@ pub fn cache_key(code: &str, arch: &str, nvrtc_version: (i32, i32)) -> u64 {
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
     };
-    eat(b"gpumat-ptx-1");
+    // Format 2: the headers joined the key.
+    eat(b"gpumat-ptx-2");
     eat(code.as_bytes());
+    for h in headers {
+        eat(h.name.as_bytes());
+        eat(h.code.as_bytes());
+    }
     eat(arch.as_bytes());
     eat(&nvrtc_version.0.to_le_bytes());
     eat(&nvrtc_version.1.to_le_bytes());
@@ -122,7 +149,7 @@ pub fn compile_in(src: &Source, arch: &str, dir: Option<&Path>) -> Result<Ptx> {
     let version = nvrtc_version().ok_or_else(|| {
         Error::Device(format!("cannot compile kernels/{} for {arch}: libnvrtc could not be loaded", src.name))
     })?;
-    let key = cache_key(src.code, arch, version);
+    let key = cache_key(src.code, HEADERS, arch, version);
 
     static MEMORY: OnceLock<Mutex<HashMap<u64, String>>> = OnceLock::new();
     // The lock is held while compiling, so one source is never compiled
@@ -156,20 +183,43 @@ pub struct Compiled {
     pub log: String,
 }
 
-/// Compiles `src` for `arch` with [`OPTIONS`], bypassing both caches, and
-/// keeps NVRTC's log (tests check that it has no warnings).
+/// Compiles `src` for `arch` with [`OPTIONS`] and [`HEADERS`], bypassing
+/// both caches, and keeps NVRTC's log (tests check that it has no warnings).
 pub fn compile_uncached(src: &Source, arch: &str) -> Result<Compiled> {
     let fail = |what: String| Error::Device(format!("NVRTC could not compile kernels/{} for {arch}: {what}", src.name));
     if !nvrtc_available() {
         return Err(fail("libnvrtc could not be loaded".into()));
     }
-    let code = CString::new(src.code).map_err(|_| fail("the source contains a NUL byte".into()))?;
-    let name = CString::new(src.name).map_err(|_| fail("the name contains a NUL byte".into()))?;
-    let prog = result::create_program(&code, Some(&name)).map_err(|e| fail(format!("creating the program: {e}")))?;
+    let c_strings = |s: &Source| match (CString::new(s.code), CString::new(s.name)) {
+        (Ok(code), Ok(name)) => Ok((code, name)),
+        _ => Err(fail(format!("{} contains a NUL byte", s.name))),
+    };
+    let (code, name) = c_strings(src)?;
+    let headers = HEADERS.iter().map(c_strings).collect::<Result<Vec<_>>>()?;
+    let header_code: Vec<*const c_char> = headers.iter().map(|(c, _)| c.as_ptr()).collect();
+    let header_names: Vec<*const c_char> = headers.iter().map(|(_, n)| n.as_ptr()).collect();
+    let mut prog = std::mem::MaybeUninit::<sys::nvrtcProgram>::uninit();
+    // SAFETY: the library is present; each pointer is to a NUL-terminated
+    // string that outlives the program, and both arrays have
+    // `header_code.len()` entries. (cudarc's `result::create_program` passes
+    // no headers.)
+    let prog = unsafe {
+        sys::nvrtcCreateProgram(
+            prog.as_mut_ptr(),
+            code.as_ptr(),
+            name.as_ptr(),
+            header_code.len() as i32,
+            header_code.as_ptr(),
+            header_names.as_ptr(),
+        )
+        .result()
+        .map_err(|e| fail(format!("creating the program: {e}")))?;
+        prog.assume_init()
+    };
     let mut options: Vec<String> = OPTIONS.iter().map(|o| o.to_string()).collect();
     options.push(format!("--gpu-architecture={arch}"));
     // SAFETY: `prog` was created above and is destroyed only at the end;
-    // `code` and `name` outlive it.
+    // `code`, `name` and `headers` outlive it.
     unsafe {
         let compiled = result::compile_program(prog, &options);
         let log = result::get_program_log(prog).map(|l| text(&l)).unwrap_or_default();

@@ -1,5 +1,6 @@
 //! The LU primitives on the GPU: the panel kernels, the leaf step and row
-//! interchanges of `kernels/lu.cu`.
+//! interchanges of `kernels/lu*.cu` (a file per panel kernel, `laswp` in
+//! `lu.cu`, what they share in `lu.cuh` and `lu_reg.cuh`).
 
 use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
@@ -11,14 +12,14 @@ use crate::backend::tuning::LuPanel;
 use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
 
-/// Threads of the panel kernel's one block (`GETRF_THREADS` in `lu.cu`).
+/// Threads of the panel kernel's one block (`GETRF_THREADS` in `lu_panel_block.cu`).
 const GETRF_THREADS: u32 = 512;
 /// Threads per block of `laswp`, exchanges per launch and columns per batch
-/// (`LASWP_THREADS`, `LASWP_MAX_K`, `LASWP_COLS` in `lu.cu`).
+/// (`LASWP_THREADS`, `LASWP_MAX_K`, `LASWP_COLS` in `lu.cu` and `lu.cuh`).
 const LASWP_THREADS: usize = 256;
 const LASWP_MAX_K: usize = 512;
 const LASWP_COLS: usize = 8;
-/// Widest panel of the grid-wide kernel (`GRID_MAX_NB` in `lu.cu`).
+/// Widest panel of the grid-wide kernel (`GRID_MAX_NB` in `lu.cuh`).
 const GRID_MAX_NB: usize = 64;
 /// Panels with at least this many rows use the grid-wide kernel: below it
 /// the barriers cost more than one SM's bandwidth loses.
@@ -27,18 +28,18 @@ const GRID_MIN_ROWS: usize = 1024;
 const GRID_ROWS_PER_BLOCK: usize = 256;
 /// Threads per block of the grid-wide kernel.
 const GRID_THREADS: u32 = 256;
-/// Widest panel of the register kernel (`REG_NB` in `lu.cu`), the rows per
+/// Widest panel of the register kernel (`REG_NB` in `lu_reg.cuh`), the rows per
 /// block it aims at, and the most it takes (a thread each; `REG_MAX_THREADS`
-/// in `lu.cu`, which bounds the registers).
+/// in `lu_panel_reg.cu`, which bounds the registers).
 const REG_NB: usize = 32;
 const REG_ROWS_PER_BLOCK: usize = 256;
 const REG_MAX_ROWS: usize = 384;
 /// Rows per block the cluster kernel aims at, and the most it takes (a
-/// thread each; `CL_MAX_THREADS` in `lu.cu`).
+/// thread each; `CL_MAX_THREADS` in `lu_panel_cluster.cu`).
 const CLUSTER_ROWS_PER_BLOCK: usize = 256;
 const CLUSTER_MAX_ROWS: usize = 512;
 /// Cells each thread of the register kernel reads at once (`LL_BATCH` in
-/// `lu.cu`): when every block's cells fit, each block reads all of them.
+/// `lu_panel_reg.cu`): when every block's cells fit, each block reads all of them.
 const LL_BATCH: usize = 5;
 /// Rows per block the shared-memory kernel aims at: fewer blocks make the
 /// exchange of each column cheaper, more make each block's share smaller.
@@ -131,7 +132,7 @@ impl Cuda {
         if let Some(&c) = self.lu.clusters.get() {
             return Ok(c);
         }
-        let c = self.cluster_limit("lu", "getrf_panel_cluster_f64", CLUSTER_MAX_ROWS as u32)?;
+        let c = self.cluster_limit("lu_panel_cluster", "getrf_panel_cluster_f64", CLUSTER_MAX_ROWS as u32)?;
         Ok(*self.lu.clusters.get_or_init(|| c))
     }
 
@@ -228,7 +229,7 @@ impl Cuda {
                     LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
                 let mut args = head.to_vec();
                 args.extend([n(left), n(right)]);
-                self.launch_cluster("lu", &format!("getrf_panel_cluster_{}", T::NAME), cfg, &args)
+                self.launch_cluster("lu_panel_cluster", &format!("getrf_panel_cluster_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Reg { blocks, threads } => {
                 // Every block's candidate (two 8-byte words), then every
@@ -244,7 +245,7 @@ impl Cuda {
                 let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
                 args.extend([Arg::Ptr(cells), Arg::Bits32(epoch), n(left), n(right)]);
-                self.launch("lu", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
+                self.launch("lu_panel_reg", &format!("getrf_panel_reg_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Ll { blocks } => {
                 let threads = if blocks == 1 { LL_THREADS_ALONE } else { LL_THREADS };
@@ -256,7 +257,7 @@ impl Cuda {
                 let (cells, epoch) = self.exchange()?;
                 let mut args = head.to_vec();
                 args.extend([Arg::Ptr(cells), Arg::Bits32(epoch)]);
-                self.launch("lu", &format!("getrf_panel_ll_{}", T::NAME), cfg, &args)
+                self.launch("lu_panel_ll", &format!("getrf_panel_ll_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Grid { blocks } => {
                 // Double-buffered candidates and rows (f64 holds f32 as
@@ -275,11 +276,11 @@ impl Cuda {
                     Arg::Ptr(self.slice_ptr(&stage)),
                     Arg::Ptr(self.slice_ptr(&bar)),
                 ]);
-                self.launch("lu", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args)
+                self.launch("lu_panel_grid", &format!("getrf_panel_grid_{}", T::NAME), cfg, &args)
             }
             PanelKernel::Block => {
                 let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (GETRF_THREADS, 1, 1), shared_mem_bytes: 0 };
-                self.launch("lu", &format!("getrf_panel_{}", T::NAME), cfg, &head)
+                self.launch("lu_panel_block", &format!("getrf_panel_{}", T::NAME), cfg, &head)
             }
         }
     }
