@@ -38,7 +38,7 @@ use crate::exit::Failure;
 ///
 /// Errors are one line on stderr, starting `gpumat: error:`.
 #[derive(Parser)]
-#[command(name = "gpumat", version, about)]
+#[command(name = "gpumat", version, about, verbatim_doc_comment)]
 struct Cli {
     /// Where to compute: auto (GPU if present, else CPU), cpu or cuda.
     /// Overrides the GPUMAT_DEVICE environment variable.
@@ -151,9 +151,13 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            let text = e.kind().as_str().map(str::to_string).unwrap_or_default();
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or(&text).trim_start_matches("error: ");
+            // Without a command clap renders the whole help: say what is missing.
+            let rendered = match e.kind() {
+                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => "a subcommand is required".into(),
+                _ => e.render().to_string(),
+            };
+            let text = e.kind().as_str().unwrap_or_default();
+            let first = rendered.lines().next().unwrap_or(text).trim_start_matches("error: ");
             eprintln!("gpumat: error: {first} (see gpumat --help)");
             return ExitCode::from(exit::USAGE);
         }
