@@ -23,6 +23,9 @@ const CSV: &str = "t,v\n0,1\n1,2.1\n2,2.9\n3,4.2\n";
 /// x² overflows.
 const FAR_CSV: &str = "t,v\n1e200,1\n2e200,2\n3e200,3\n4e200,4\n";
 
+/// Arguments, environment, the expected code, a piece of the message.
+type Case<'a> = (Vec<String>, &'a [(&'a str, &'a str)], i32, &'a str);
+
 /// Runs `gpumat args` with `env` set.
 fn run_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpumat"));
@@ -55,7 +58,7 @@ fn every_error_path_has_its_code() {
     };
     let s = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
 
-    let table: Vec<(Vec<String>, &[(&str, &str)], i32, &str)> = vec![
+    let table: Vec<Case> = vec![
         // 64: usage.
         (s(&[]), &[], 64, "subcommand"),
         (s(&["frobnicate"]), &[], 64, "frobnicate"),
