@@ -58,7 +58,7 @@ fn usage_errors_are_one_line_with_code_64() {
     let o = gpumat(&["frobnicate"]);
     assert_one_line_error(&o, 64, "frobnicate");
     let o = gpumat(&["--device", "tpu", "info"]);
-    assert_one_line_error(&o, 1, "unknown device 'tpu'");
+    assert_one_line_error(&o, 64, "unknown device 'tpu'");
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn demo_checks_itself() {
     assert!(out.contains("all checks passed"), "{out}");
     assert!(out.contains("820 entries instead of 1600"), "RFP stores n(n+1)/2: {out}");
     let o = gpumat(&["demo", "--m", "0"]);
-    assert_one_line_error(&o, 1, "--m and --n must be positive");
+    assert_one_line_error(&o, 64, "--m <M>': must be at least 1");
 }
 
 const SPD: &str = "%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n1 1 4\n2 1 1\n2 2 3\n3 2 1\n3 3 2\n";

@@ -44,8 +44,8 @@ fn solve_uses_lu_for_general_matrices() {
     assert!(stderr(&o).contains("method lu"), "{}", stderr(&o));
     assert_one_line_error(
         &gpumat(&["solve", &a, &b, "--method", "lu", "--storage", "rfp"]),
-        1,
-        "LU needs full storage",
+        64,
+        "--method lu needs --storage full",
     );
 }
 

@@ -55,7 +55,7 @@ fn tables_1_and_2_at_tiny_sizes() {
 fn malformed_options_are_one_line_errors() {
     assert_one_line_error(&gpumat(&["wls-table", "--sizes", "16,x"]), 64, "invalid value");
     assert_one_line_error(&gpumat(&["wls-table", "--sizes", "-5"]), 64, "");
-    assert_one_line_error(&gpumat(&["wls-table", "--sizes", "0,16"]), 1, "at least 1");
-    assert_one_line_error(&gpumat(&["wls-table", "--sizes", "16", "--tolerance=-1e-8"]), 1, "positive");
+    assert_one_line_error(&gpumat(&["wls-table", "--sizes", "0,16"]), 64, "at least 1");
+    assert_one_line_error(&gpumat(&["wls-table", "--sizes", "16", "--tolerance=-1e-8"]), 64, "positive");
     assert_one_line_error(&gpumat(&["wls-table", "--seed", "many"]), 64, "invalid value");
 }

@@ -179,6 +179,12 @@ impl Device {
         }
     }
 
+    /// The device's name alone, without [`describe`](Self::describe)'s
+    /// reason for a CPU fallback: for summary lines.
+    pub fn short_name(&self) -> String {
+        with_backend!(self, be => be.name())
+    }
+
     /// Why [`auto`](Self::auto) chose the CPU, if it did.
     pub fn fallback_reason(&self) -> Option<&str> {
         self.inner.fallback.as_deref()

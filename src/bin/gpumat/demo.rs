@@ -5,15 +5,18 @@ use std::time::Instant;
 
 use faer::Mat;
 use gpumat::{Device, Error, Result, Sym};
+
+use crate::stdout::outln;
+use crate::values::positive_count;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Rows of A (the order of A·D²·Aᵀ).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = positive_count)]
     m: usize,
     /// Columns of A (observations).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = positive_count)]
     n: usize,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
@@ -28,14 +31,11 @@ fn timed<R>(f: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
 
 pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let (m, n) = (args.m, args.n);
-    if m == 0 || n == 0 {
-        return Err(Error::InvalidArgument("--m and --n must be positive".into()));
-    }
     let mut rng = StdRng::seed_from_u64(args.seed);
     let a_host = Mat::<f64>::from_fn(m, n, |_, _| rng.random());
     let d_host: Vec<f64> = (0..n).map(|_| rng.random()).collect();
 
-    println!("gpumat demo on {}", dev.describe());
+    outln!("gpumat demo on {}", dev.short_name())?;
     // First use compiles the GPU kernels and creates library handles: keep
     // that out of the timings below.
     let ((), t_warm) = timed(|| {
@@ -43,8 +43,8 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Sym::gram(&w.scale_cols(&dev.from_col_major(3, 1, &[1.0; 3])?)?)?.to_rfp()?.to_dense()?.to_host()?;
         Ok(())
     })?;
-    println!("warm-up (kernels compiled or read from cache): {t_warm:.1} ms");
-    println!("A: {m}×{n} and d: {n} entries, uniform in [0, 1) (seed {})", args.seed);
+    outln!("warm-up (kernels compiled or read from cache): {t_warm:.1} ms")?;
+    outln!("A: {m}×{n} and d: {n} entries, uniform in [0, 1) (seed {})", args.seed)?;
 
     let a = dev.upload(a_host.as_ref())?;
     let d = dev.from_col_major(n, 1, &d_host)?;
@@ -53,7 +53,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         dev.synchronize()?;
         Ok(ad)
     })?;
-    println!("  A·D, columns scaled by d                 {t_scale:9.2} ms");
+    outln!("  A·D, columns scaled by d                 {t_scale:9.2} ms")?;
 
     let (g, t_syrk) = timed(|| {
         let g = Sym::gram(&ad)?;
@@ -61,15 +61,15 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         Ok(g)
     })?;
     let gflops = (m * m * n) as f64 / (t_syrk * 1e6);
-    println!("  G = (AD)(AD)ᵀ, lower triangle only       {t_syrk:9.2} ms  ({gflops:.1} GFLOP/s)");
+    outln!("  G = (AD)(AD)ᵀ, lower triangle only       {t_syrk:9.2} ms  ({gflops:.1} GFLOP/s)")?;
 
     let (packed, t_pack) = timed(|| g.to_rfp())?;
-    println!(
+    outln!(
         "  G packed into RFP storage                {t_pack:9.2} ms  ({} entries instead of {}: {:.1}%)",
         packed.stored_len(),
         g.stored_len(),
         100.0 * packed.stored_len() as f64 / g.stored_len() as f64
-    );
+    )?;
 
     let g_dense = packed.to_dense()?.to_faer()?;
     let g_full = g.to_dense()?.to_faer()?;
@@ -84,17 +84,17 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             g_full[(i, j)]
         )));
     }
-    println!("  unpacked from RFP: identical to the full-storage G");
+    outln!("  unpacked from RFP: identical to the full-storage G")?;
 
     // Independent reference: faer's own FP64 product of the host data.
     let ad_ref = Mat::<f64>::from_fn(m, n, |i, j| a_host[(i, j)] * d_host[j]);
     let g_ref = &ad_ref * ad_ref.transpose();
     let err = (&g_full - &g_ref).norm_l2() / g_ref.norm_l2();
     let bound = 2.0 * n as f64 * f64::EPSILON / 2.0;
-    println!("  ‖G − G_ref‖_F / ‖G_ref‖_F = {err:.2e}  (bound 2·n·u = {bound:.1e}, G_ref by faer)");
+    outln!("  ‖G − G_ref‖_F / ‖G_ref‖_F = {err:.2e}  (bound 2·n·u = {bound:.1e}, G_ref by faer)")?;
     if err.is_nan() || err > bound {
         return Err(Error::InvalidArgument(format!("demo check failed: error {err:.2e} above {bound:.1e}")));
     }
-    println!("demo: all checks passed");
+    outln!("demo: all checks passed")?;
     Ok(())
 }

@@ -9,6 +9,8 @@ use std::str::FromStr;
 use gpumat::io::read_csv;
 use gpumat::{Device, Error, Result};
 
+use crate::stdout::outln;
+
 use crate::lstsq::solve_in;
 use crate::plot;
 use crate::solve::Precision;
@@ -155,8 +157,9 @@ pub struct Args {
     /// the period by default the span of x).
     #[arg(long, value_name = "SPEC")]
     basis: Basis,
-    /// Draw the data with error bars and the fitted curve into this PNG.
-    #[arg(long, value_name = "FIT.png")]
+    /// Draw the data with error bars and the fitted curve into this file;
+    /// its extension chooses the format, one of: png.
+    #[arg(long, value_name = "FIT.png", value_parser = plot::image_path)]
     plot: Option<PathBuf>,
     /// Precision of the QR factorization.
     #[arg(long, value_enum, default_value_t = Precision::F64)]
@@ -195,12 +198,12 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let model = args.basis.bind(&x)?;
     let a = model.design(&x);
     if let Some(p) = a.iter().position(|v| !v.is_finite()) {
-        return Err(Error::InvalidArgument(format!(
-            "the basis {} overflows at x = {} (data row {})",
-            spec(&args.basis),
-            x[p % m],
-            p % m + 1
-        )));
+        return Err(Error::NonFinite {
+            what: format!("the design matrix of {} (x = {} in data row {})", spec(&args.basis), x[p % m], p % m + 1),
+            row: p % m + 1,
+            col: p / m + 1,
+            value: a[p],
+        });
     }
     let w: Option<Vec<f64>> = sigma.as_ref().map(|s| s.iter().map(|v| 1.0 / v).collect());
     let (c, se, residual, condition, steps) = match args.precision {
@@ -213,26 +216,30 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             (s.x_host, s.standard_errors, s.residual_norm, s.condition, s.iterations)
         }
     };
-    println!(
+    // The picture first: a plot that cannot be written fails the command
+    // before any result is reported.
+    if let Some(path) = &args.plot {
+        let title = format!("{} fit of {} against {}", spec(&args.basis), args.y, args.x);
+        plot::draw(path, (&x, &y), sigma.as_deref(), |t| model.eval(&c, t), (&title, &args.x, &args.y))?;
+    }
+    outln!(
         "fit: {} to {m} points of '{}' against '{}'{}",
         spec(&args.basis),
         args.y,
         args.x,
         args.sigma.as_ref().map(|s| format!(", weights 1/'{s}'")).unwrap_or_default()
-    );
+    )?;
     if let Basis::Fourier { .. } = args.basis {
-        println!("t = x − {:e}, ω = {:.17e}", model.origin, model.omega);
+        outln!("t = x − {:e}, ω = {:.17e}", model.origin, model.omega)?;
     }
-    println!("{:<12} {:>24} {:>12}", "term", "coefficient", "std. error");
+    outln!("{:<12} {:>24} {:>12}", "term", "coefficient", "std. error")?;
     for (j, name) in args.basis.names().iter().enumerate() {
         let e = se.as_ref().map_or("-".to_string(), |se| format!("{:.3e}", se[j]));
-        println!("{name:<12} {:>24.16e} {e:>12}", c[j]);
+        outln!("{name:<12} {:>24.16e} {e:>12}", c[j])?;
     }
-    println!("residual norm: {residual:.6e}{}", if w.is_some() { " (weighted; its square is χ²)" } else { "" });
-    println!("condition estimate: {condition:.3e} (columns scaled to unit norm); refinement steps: {steps}");
+    outln!("residual norm: {residual:.6e}{}", if w.is_some() { " (weighted; its square is χ²)" } else { "" })?;
+    outln!("condition estimate: {condition:.3e} (columns scaled to unit norm); refinement steps: {steps}")?;
     if let Some(path) = &args.plot {
-        let title = format!("{} fit of {} against {}", spec(&args.basis), args.y, args.x);
-        plot::draw(path, (&x, &y), sigma.as_deref(), |t| model.eval(&c, t), (&title, &args.x, &args.y))?;
         eprintln!("fit: plot written to {}", path.display());
     }
     Ok(())

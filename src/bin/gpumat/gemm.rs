@@ -32,7 +32,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         a.cols(),
         b.rows(),
         b.cols(),
-        dev.describe(),
+        dev.short_name(),
         elapsed.as_secs_f64() * 1e3
     );
     Ok(())

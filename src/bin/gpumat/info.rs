@@ -2,16 +2,17 @@
 
 use gpumat::{Device, Result};
 
-pub fn run(device: Result<Device>) -> Result<()> {
-    let dev = device?;
-    println!("gpumat {}", env!("CARGO_PKG_VERSION"));
-    println!("device:      {}", dev.describe());
+use crate::stdout::outln;
+
+pub fn run(dev: &Device) -> Result<()> {
+    outln!("gpumat {}", env!("CARGO_PKG_VERSION"))?;
+    outln!("device:      {}", dev.short_name())?;
     if let Some(why) = dev.fallback_reason() {
-        println!("CPU because: {why}");
+        outln!("CPU because: {why}")?;
     }
     if dev.tuning() != gpumat::backend::Tuning::default() {
-        println!("tuning:      {:?}", dev.tuning());
+        outln!("tuning:      {:?}", dev.tuning())?;
     }
-    println!("CPU threads: {} (set RAYON_NUM_THREADS to change)", dev.cpu_threads());
+    outln!("CPU threads: {} (set RAYON_NUM_THREADS to change)", dev.cpu_threads())?;
     Ok(())
 }

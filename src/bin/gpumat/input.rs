@@ -23,10 +23,17 @@ pub fn read_matrix(dev: &Device, path: &Path) -> Result<Matrix<f64>> {
 /// Writes `a` as a Matrix Market `array` with round-trip precision, to
 /// `path` or, without one, to stdout.
 pub fn write_matrix(a: &Matrix<f64>, path: Option<&PathBuf>) -> Result<()> {
-    let data = a.to_host()?;
-    let opts = MmWriteOptions::default();
+    write_host(a.rows(), a.cols(), &a.to_host()?, &MmWriteOptions::default(), path)
+}
+
+/// Writes the `rows×cols` column-major `data` as Matrix Market to `path` or,
+/// without one, to stdout; a write error on stdout names stdout.
+pub fn write_host(rows: usize, cols: usize, data: &[f64], opts: &MmWriteOptions, path: Option<&PathBuf>) -> Result<()> {
     match path {
-        Some(p) => io::write_matrix_market(p, a.rows(), a.cols(), &data, &opts),
-        None => io::write_matrix_market_to(std::io::stdout().lock(), a.rows(), a.cols(), &data, &opts),
+        Some(p) => io::write_matrix_market(p, rows, cols, data, opts),
+        None => io::write_matrix_market_to(std::io::stdout().lock(), rows, cols, data, opts).map_err(|e| match e {
+            Error::Io { source, .. } => Error::Io { path: "stdout".into(), source },
+            e => e,
+        }),
     }
 }

@@ -85,7 +85,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         "lstsq: method QR ({}) with {steps} refinement steps, {m}×{n}{} on {} in {elapsed:.3} ms; condition estimate {condition:.3e}, residual norm {residual:.6e}",
         format!("{:?}", args.precision).to_lowercase(),
         if w.is_some() { ", weighted" } else { "" },
-        dev.describe(),
+        dev.short_name(),
     );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The `gpumat` command line.
 
 mod demo;
+mod exit;
 mod fit;
 mod gemm;
 mod info;
@@ -9,25 +10,44 @@ mod lstsq;
 mod lu;
 mod plot;
 mod solve;
+mod stdout;
+mod values;
 mod wls_table;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use gpumat::{Device, Error};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use gpumat::Device;
+use gpumat::api::device::DEVICE_VAR;
+
+use crate::exit::Failure;
 
 /// Dense linear algebra on NVIDIA GPUs, with the CPU as an equal fallback.
 ///
-/// Exit codes: 0 success; 1 bad input, I/O or device error; 2 a numerical
-/// failure (matrix not positive definite, singular, not converged); 64 a
-/// usage error.
+/// Exit codes, the same for every command:
+///
+///   0   success; also when the reader of stdout closes it early
+///       (`gpumat … | head`): gpumat stops writing, quietly
+///   1   bad input file, I/O error (a full disk included) or device error
+///   2   numerical failure: not positive definite, singular, singular to
+///       working precision (ill-conditioned beyond the threshold), rank
+///       deficient, overflow, refinement that did not converge
+///   64  usage: unknown command or flag, bad option value or combination
+///       (e.g. `demo --m 0`, `solve --method lu --storage rfp`), a
+///       GPUMAT_* variable that does not parse
+///
+/// Errors are one line on stderr, starting `gpumat: error:`.
 #[derive(Parser)]
-#[command(name = "gpumat", version, about, long_about = None)]
+#[command(name = "gpumat", version, about, verbatim_doc_comment)]
 struct Cli {
     /// Where to compute: auto (GPU if present, else CPU), cpu or cuda.
     /// Overrides the GPUMAT_DEVICE environment variable.
-    #[arg(long, global = true, value_name = "DEVICE")]
+    #[arg(long, global = true, value_name = "DEVICE", value_parser = values::device_name)]
     device: Option<String>,
+
+    /// Say on stderr which device is used and, on the CPU, why no GPU.
+    #[arg(short, long, global = true)]
+    verbose: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -66,36 +86,49 @@ enum Command {
     WlsTable(wls_table::Args),
 }
 
-fn device(cli_choice: &Option<String>) -> gpumat::Result<Device> {
-    match cli_choice {
-        Some(name) => Device::from_name(name),
-        None => Device::auto(),
-    }
+/// The device of `--device`, else of `GPUMAT_DEVICE`, else the best one.
+fn device(cli_choice: &Option<String>) -> exit::Result<Device> {
+    let name = match (cli_choice, std::env::var(DEVICE_VAR)) {
+        (Some(name), _) => name.clone(),
+        (None, Ok(name)) => {
+            values::device_name(&name).map_err(|why| Failure::Usage(format!("{DEVICE_VAR}={name:?}: {why}")))?
+        }
+        (None, Err(_)) => "auto".into(),
+    };
+    Ok(Device::from_name(&name)?)
 }
 
-fn run(cli: Cli) -> gpumat::Result<()> {
+fn run(cli: Cli) -> exit::Result<()> {
+    let dev = device(&cli.device)?;
+    // `info` says it anyway; elsewhere the summaries name the device briefly.
+    if cli.verbose && !matches!(cli.command, Command::Info) {
+        eprintln!("gpumat: device {}", dev.describe());
+    }
     match cli.command {
-        Command::Info => info::run(device(&cli.device)),
-        Command::Demo(args) => demo::run(&device(&cli.device)?, &args),
-        Command::Gemm(args) => gemm::run(&device(&cli.device)?, &args),
-        Command::Solve(args) => solve::run(&device(&cli.device)?, &args),
-        Command::Lstsq(args) => lstsq::run(&device(&cli.device)?, &args),
-        Command::Fit(args) => fit::run(&device(&cli.device)?, &args),
-        Command::Rref(args) => lu::rref(&device(&cli.device)?, &args),
-        Command::Inv(args) => lu::inv(&device(&cli.device)?, &args),
-        Command::Det(args) => lu::det(&device(&cli.device)?, &args),
-        Command::WlsTable(args) => wls_table::run(&device(&cli.device)?, &args),
-    }
+        Command::Info => Ok(info::run(&dev)?),
+        Command::Demo(args) => Ok(demo::run(&dev, &args)?),
+        Command::Gemm(args) => Ok(gemm::run(&dev, &args)?),
+        Command::Solve(args) => solve::run(&dev, &args),
+        Command::Lstsq(args) => Ok(lstsq::run(&dev, &args)?),
+        Command::Fit(args) => Ok(fit::run(&dev, &args)?),
+        Command::Rref(args) => Ok(lu::rref(&dev, &args)?),
+        Command::Inv(args) => Ok(lu::inv(&dev, &args)?),
+        Command::Det(args) => Ok(lu::det(&dev, &args)?),
+        Command::WlsTable(args) => Ok(wls_table::run(&dev, &args)?),
+    }?;
+    Ok(stdout::flush()?)
 }
 
-/// 2 for failures of the mathematics, 1 for everything else.
-fn exit_code(e: &Error) -> u8 {
-    match e {
-        Error::NotPositiveDefinite { .. } | Error::Singular { .. } | Error::NotConverged { .. } => 2,
-        Error::RankDeficient { .. } | Error::IllConditioned { .. } => 2,
-        Error::InvalidEnvironment { .. } => 64,
-        _ => 1,
-    }
+/// The command line, where every option that takes a value may take a
+/// negative number (`--tol -1`), to be judged by the option's own check
+/// rather than refused as an unknown flag.
+fn parse() -> Result<Cli, clap::Error> {
+    let negatives = |a: clap::Arg| {
+        let takes = a.get_action().takes_values();
+        a.allow_negative_numbers(takes)
+    };
+    let cmd = Cli::command().mut_args(negatives).mut_subcommands(|c| c.mut_args(negatives));
+    Cli::from_arg_matches(&cmd.try_get_matches()?)
 }
 
 fn main() -> ExitCode {
@@ -110,7 +143,7 @@ fn main() -> ExitCode {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("gpumat: internal error{at}: {msg} (please report this)");
     }));
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help and --version go to stdout and succeed.
@@ -118,18 +151,23 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            let text = e.kind().as_str().map(str::to_string).unwrap_or_default();
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or(&text).trim_start_matches("error: ");
+            // Without a command clap renders the whole help: say what is missing.
+            let rendered = match e.kind() {
+                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => "a subcommand is required".into(),
+                _ => e.render().to_string(),
+            };
+            let text = e.kind().as_str().unwrap_or_default();
+            let first = rendered.lines().next().unwrap_or(text).trim_start_matches("error: ");
             eprintln!("gpumat: error: {first} (see gpumat --help)");
-            return ExitCode::from(64);
+            return ExitCode::from(exit::USAGE);
         }
     };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_closed_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gpumat: error: {e}");
-            ExitCode::from(exit_code(&e))
+            ExitCode::from(e.code())
         }
     }
 }

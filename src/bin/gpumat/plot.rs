@@ -2,7 +2,7 @@
 //! bundled font (DejaVu Sans Mono, `assets/fonts`, Bitstream Vera licence)
 //! through ab_glyph, so nothing depends on the system's fonts.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gpumat::{Error, Result};
 use plotters::prelude::*;
@@ -12,6 +12,23 @@ static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSansMono.ttf");
 
 /// Width and height of the image in pixels.
 pub const SIZE: (u32, u32) = (960, 640);
+
+/// The formats `--plot` writes, chosen by the file's extension.
+pub const FORMATS: &[&str] = &["png"];
+
+/// A `--plot` value: a file whose extension names a format of [`FORMATS`],
+/// so that the picture is what its name says.
+pub fn image_path(s: &str) -> std::result::Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if path.is_dir() {
+        return Err(format!("'{s}' is a directory; expected a file name ending in .{}", FORMATS.join(", .")));
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext {
+        Some(e) if FORMATS.contains(&e.as_str()) => Ok(path),
+        _ => Err(format!("'{s}': the extension chooses the format, one of: .{}", FORMATS.join(", ."))),
+    }
+}
 
 /// Padded range of the finite values.
 fn range(values: impl Iterator<Item = f64>, pad: f64) -> std::ops::Range<f64> {
@@ -34,6 +51,9 @@ pub fn draw(
     (title, x_name, y_name): (&str, &str, &str),
 ) -> Result<()> {
     let fail = |e: &dyn std::fmt::Display| Error::io(path, std::io::Error::other(format!("drawing the plot: {e}")));
+    // The file is made here so that a missing folder or a denied write
+    // reads as the system's message, not as the encoder's.
+    std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
     register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| fail(&"the bundled font cannot be read"))?;
     let xr = range(x.iter().copied(), 0.03);
     let curve: Vec<(f64, f64)> = (0..=400)

@@ -8,7 +8,8 @@ use clap::ValueEnum;
 use gpumat::io::{self, MmWriteOptions};
 use gpumat::{Device, Result, Scalar, Solution, SolveOptions, SymStorage};
 
-use crate::input::read_host;
+use crate::exit::Failure;
+use crate::input::{read_host, write_host};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Method {
@@ -73,7 +74,12 @@ fn solve<T: Scalar>(
     Ok((solution, x))
 }
 
-pub fn run(dev: &Device, args: &Args) -> Result<()> {
+pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
+    if args.method == Method::Lu && args.storage == Storage::Rfp {
+        return Err(Failure::Usage(
+            "--method lu needs --storage full: packed (RFP) storage holds symmetric matrices only".into(),
+        ));
+    }
     let (a, b) = (read_host(&args.a)?, read_host(&args.b)?);
     let options = SolveOptions {
         method: match args.method {
@@ -99,11 +105,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         }
     };
     let elapsed = start.elapsed().as_secs_f64() * 1e3;
-    let opts = MmWriteOptions::default();
-    match &args.output {
-        Some(p) => io::write_matrix_market(p, b.rows, b.cols, &x, &opts)?,
-        None => io::write_matrix_market_to(std::io::stdout().lock(), b.rows, b.cols, &x, &opts)?,
-    }
+    write_host(b.rows, b.cols, &x, &MmWriteOptions::default(), args.output.as_ref())?;
     let n = a.rows;
     let k = b.cols;
     eprintln!(
@@ -113,7 +115,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         report.storage,
         format!("{:?}", args.precision).to_lowercase(),
         if k == 1 { "" } else { "s" },
-        dev.describe(),
+        dev.short_name(),
         1.0 / report.rcond,
         report.backward_error,
         report.forward_error_bound,

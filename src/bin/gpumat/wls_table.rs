@@ -7,7 +7,10 @@
 use std::time::Duration;
 
 use gpumat::solve::wls_problem::{self, rel_error};
-use gpumat::{Device, Error, Matrix, Precision, Result, Stopping, WlsParams, WlsSolution, wls_with};
+use gpumat::{Device, Matrix, Precision, Result, Stopping, WlsParams, WlsSolution, wls_with};
+
+use crate::stdout::outln;
+use crate::values::{positive_count, positive_number};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,14 +18,14 @@ pub struct Args {
     #[arg(long)]
     ill_conditioned: bool,
     /// The numbers of unknowns m (n = 2m observations each).
-    #[arg(long, value_delimiter = ',', default_values_t = [512, 1024, 1536, 2048])]
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 1024, 1536, 2048], value_parser = positive_count)]
     sizes: Vec<usize>,
     /// Seed of the random generator (the same seed gives the same problems).
     #[arg(long, default_value_t = 2008)]
     seed: u64,
     /// The seed's stopping test as printed, ‖r‖₂/‖x‖₂ ≤ EPS (the paper used
     /// 1e-8); by default the scale-invariant test of LAPACK's dsposv.
-    #[arg(long, value_name = "EPS")]
+    #[arg(long, value_name = "EPS", value_parser = positive_number)]
     tolerance: Option<f64>,
 }
 
@@ -51,25 +54,17 @@ fn solve(p: &Uploaded, params: WlsParams) -> Result<WlsSolution> {
 }
 
 pub fn run(dev: &Device, args: &Args) -> Result<()> {
-    if let Some(&bad) = args.sizes.iter().find(|&&m| m == 0) {
-        return Err(Error::InvalidArgument(format!("--sizes: m = {bad} unknowns; each size must be at least 1")));
-    }
-    if let Some(eps) = args.tolerance
-        && !(eps > 0.0 && eps.is_finite())
-    {
-        return Err(Error::InvalidArgument(format!("--tolerance {eps}: must be a positive number")));
-    }
     let stopping = args.tolerance.map_or(Stopping::Backward, Stopping::Absolute);
     let mixed = WlsParams { stopping, ..WlsParams::default() };
     let fp64 = WlsParams { precision: Precision::F64, ..WlsParams::default() };
     let table =
         if args.ill_conditioned { "Table 2 (D²ᵢᵢ = 10^(−4+8i/(n−1)))" } else { "Table 1 (D² uniform)" };
-    println!("{table}: A, b uniform in [0, 1], n = 2m, seed {}, on {}", args.seed, dev.describe());
-    println!("errors are ‖x − x_FP64‖₂/‖x_FP64‖₂ against the FP64 solve on the same device; times in milliseconds:");
-    println!(
+    outln!("{table}: A, b uniform in [0, 1], n = 2m, seed {}, on {}", args.seed, dev.short_name())?;
+    outln!("errors are ‖x − x_FP64‖₂/‖x_FP64‖₂ against the FP64 solve on the same device; times in milliseconds:")?;
+    outln!(
         "mixed: the whole solve, cond overlapping refine (+ fallback); fp64: the same with G and its Cholesky in FP64"
-    );
-    println!(
+    )?;
+    outln!(
         "{:>6} {:>9} {:>10} {:>10} {:>5} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
         "m",
         "kappa1",
@@ -84,7 +79,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         "mixed",
         "fp64",
         "speedup"
-    );
+    )?;
     for &m in &args.sizes {
         let p = upload(dev, args.seed, m, args.ill_conditioned)?;
         // Kernels compile and libraries load on first use, cuBLAS's kernels
@@ -104,7 +99,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         let err = rel_error(&ours.x.to_host()?, &x_ref);
         let t = ours.timings;
         let (total, fp64_total) = (t.total, reference.timings.total);
-        println!(
+        outln!(
             "{m:>6} {:>9.2e} {err_first:>10.2e} {err:>10.2e} {:>5} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>7.2}",
             ours.condition,
             ours.iterations,
@@ -116,9 +111,9 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
             ms(total),
             ms(fp64_total),
             ms(fp64_total) / ms(total),
-        );
+        )?;
         if ours.path.name() != "refined" {
-            println!("       m = {m}: {}", ours.path);
+            outln!("       m = {m}: {}", ours.path)?;
         }
     }
     Ok(())
