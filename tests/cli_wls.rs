@@ -1,4 +1,4 @@
-//! `gpumat wls-table`: the seed's Tables 1 and 2 at tiny sizes (their
+//! `gpumat wls-table`: Jung and O'Leary's Tables 1 and 2 at tiny sizes (their
 //! numbers checked, not only printed), and one-line errors for bad options.
 
 mod cli_common;

@@ -1,6 +1,6 @@
 //! `gpumat fit data.csv --x COL --y COL [--sigma COL] --basis SPEC`: a
-//! weighted least-squares fit of a linear model, the seed's motivating
-//! time-series problem.
+//! weighted least-squares fit of a linear model to a time series, the
+//! problem that motivates Jung and O'Leary (2008).
 
 use std::f64::consts::TAU;
 use std::path::PathBuf;

@@ -81,7 +81,7 @@ enum Command {
     Inv(lu::InvArgs),
     /// The determinant of a square matrix, through LU (0 if singular).
     Det(lu::DetArgs),
-    /// The seed's Tables 1 and 2: random weighted least squares solved by
+    /// Jung and O'Leary's (2008) Tables 1 and 2: random weighted least squares solved by
     /// f32 Cholesky refined to FP64 accuracy, against an FP64 solve.
     WlsTable(wls_table::Args),
 }

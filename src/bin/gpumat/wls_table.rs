@@ -1,4 +1,4 @@
-//! `gpumat wls-table`: the seed's Tables 1 and 2 (randomly generated
+//! `gpumat wls-table`: Jung and O'Leary's (2008) Tables 1 and 2 (randomly generated
 //! weighted least squares, `n = 2m`) on the current device: the error of
 //! the first f32 solve and of the refined solution against an FP64 solve,
 //! the refinement steps, and the times of the mixed-precision and the FP64
@@ -23,7 +23,7 @@ pub struct Args {
     /// Seed of the random generator (the same seed gives the same problems).
     #[arg(long, default_value_t = 2008)]
     seed: u64,
-    /// The seed's stopping test as printed, ‖r‖₂/‖x‖₂ ≤ EPS (the paper used
+    /// Jung and O'Leary's stopping test as printed, ‖r‖₂/‖x‖₂ ≤ EPS (the paper used
     /// 1e-8); by default the scale-invariant test of LAPACK's dsposv.
     #[arg(long, value_name = "EPS", value_parser = positive_number)]
     tolerance: Option<f64>,
