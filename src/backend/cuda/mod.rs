@@ -41,12 +41,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::cublas::CudaBlas;
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, Tuning, View, ViewMut, check};
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 use launch::{Arg, BLOCK, MAX_BLOCKS, elem, grid_1d, n, ptr, ptr_mut, raw, raw_mut};
+use potrf::POTRF_LEAF;
 
 /// An NVIDIA GPU.
 pub struct Cuda {
@@ -337,7 +338,19 @@ impl Backend for Cuda {
         info: ViewMut<'_, Cuda, i32>,
         offset: usize,
     ) -> Result<()> {
-        self.potrf_unblocked(uplo, a, info, offset)
+        check::potrf(&a, &info)?;
+        if a.rows() == 0 {
+            return Ok(());
+        }
+        if a.rows() <= POTRF_LEAF {
+            // The blocked algorithm's leaves: a panel with nothing below.
+            let n = a.rows();
+            return self.potrf_leaf_panel(uplo, a, info, offset, n, n);
+        }
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        let upper = Arg::I32((uplo == Uplo::Upper) as i32);
+        let args = [ptr_mut(&a), n(a.block().ld), n(a.rows()), upper, ptr_mut(&info), n(offset)];
+        self.launch("potrf", &format!("potrf_{}", T::NAME), cfg, &args)
     }
 
     fn potrf_panel<T: Scalar>(
@@ -347,7 +360,18 @@ impl Backend for Cuda {
         info: ViewMut<'_, Cuda, i32>,
         offset: usize,
     ) -> Result<()> {
-        self.potrf_panel_leaf(uplo, a, info, offset)
+        check::potrf_panel(uplo, &a, &info)?;
+        let (width, len) = match uplo {
+            Uplo::Lower => (a.cols(), a.rows()),
+            Uplo::Upper => (a.rows(), a.cols()),
+        };
+        if width == 0 {
+            return Ok(());
+        }
+        if width > POTRF_LEAF {
+            return crate::backend::potrf_panel_by_blocks(self, uplo, a, info, offset);
+        }
+        self.potrf_leaf_panel(uplo, a, info, offset, width, len)
     }
 
     fn scale_rows<T: Scalar>(&self, d: View<'_, Cuda, T>, a: ViewMut<'_, Cuda, T>) -> Result<()> {

@@ -6,14 +6,14 @@ use std::sync::OnceLock;
 
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
 
-use super::{Arg, BLOCK, Cuda, n, ptr_mut};
-use crate::backend::{ViewMut, check};
+use super::{Arg, Cuda, n, ptr_mut};
+use crate::backend::ViewMut;
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
 
 /// Order up to which `potrf` uses the leaf kernel, whose threads hold the
 /// rows in registers (`LEAF` in `kernels/potrf.cu`).
-const POTRF_LEAF: usize = 64;
+pub(super) const POTRF_LEAF: usize = 64;
 
 /// What the leaf kernel keeps on a queue: its count of finished blocks
 /// (launches on one queue run in order, so one counter serves them all; it
@@ -53,52 +53,5 @@ impl Cuda {
         let args = [ptr_mut(&a), n(a.block().ld), n(width), n(len), ptr_mut(&info), n(offset), Arg::Ptr(counter)];
         let triangle = if uplo == Uplo::Upper { "upper" } else { "lower" };
         self.launch("potrf", &format!("potrf_panel_{triangle}_{}", T::NAME), cfg, &args)
-    }
-
-    /// [`Backend::potrf`](crate::backend::Backend::potrf): the leaf kernel up
-    /// to order `POTRF_LEAF`, one thread block's kernel above.
-    pub(super) fn potrf_unblocked<T: Scalar>(
-        &self,
-        uplo: Uplo,
-        a: ViewMut<'_, Cuda, T>,
-        info: ViewMut<'_, Cuda, i32>,
-        offset: usize,
-    ) -> Result<()> {
-        check::potrf(&a, &info)?;
-        if a.rows() == 0 {
-            return Ok(());
-        }
-        if a.rows() <= POTRF_LEAF {
-            // The blocked algorithm's leaves: a panel with nothing below.
-            let n = a.rows();
-            return self.potrf_leaf_panel(uplo, a, info, offset, n, n);
-        }
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
-        let upper = Arg::I32((uplo == Uplo::Upper) as i32);
-        let args = [ptr_mut(&a), n(a.block().ld), n(a.rows()), upper, ptr_mut(&info), n(offset)];
-        self.launch("potrf", &format!("potrf_{}", T::NAME), cfg, &args)
-    }
-
-    /// [`Backend::potrf_panel`](crate::backend::Backend::potrf_panel): the
-    /// leaf kernel up to `POTRF_LEAF` wide, blocks of leaves above.
-    pub(super) fn potrf_panel_leaf<T: Scalar>(
-        &self,
-        uplo: Uplo,
-        a: ViewMut<'_, Cuda, T>,
-        info: ViewMut<'_, Cuda, i32>,
-        offset: usize,
-    ) -> Result<()> {
-        check::potrf_panel(uplo, &a, &info)?;
-        let (width, len) = match uplo {
-            Uplo::Lower => (a.cols(), a.rows()),
-            Uplo::Upper => (a.rows(), a.cols()),
-        };
-        if width == 0 {
-            return Ok(());
-        }
-        if width > POTRF_LEAF {
-            return crate::backend::potrf_panel_by_blocks(self, uplo, a, info, offset);
-        }
-        self.potrf_leaf_panel(uplo, a, info, offset, width, len)
     }
 }
