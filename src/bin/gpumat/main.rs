@@ -94,6 +94,9 @@ fn exit_code(e: &Error) -> u8 {
         Error::NotPositiveDefinite { .. } | Error::Singular { .. } | Error::NotConverged { .. } => 2,
         Error::RankDeficient { .. } | Error::IllConditioned { .. } => 2,
         Error::InvalidEnvironment { .. } => 64,
+        Error::NegativeWeight { .. } | Error::WeightOverflow { .. } | Error::DifferentDevices { .. } => 1,
+        Error::Overlapping { .. } | Error::TooLarge { .. } | Error::LeadingDimension { .. } => 1,
+        Error::DeviceCall { .. } => 1,
         _ => 1,
     }
 }
