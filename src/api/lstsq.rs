@@ -46,12 +46,12 @@ fn vector<T: Scalar>(v: &Matrix<T>, what: &str, len: usize) -> Result<Vec<f64>> 
 /// For the transposed orientation `min ‖D·(b − Aᵀ·x)‖₂` with `A` of
 /// `n × m` (the columns are observations), pass `Aᵀ` and `D`'s diagonal.
 ///
-/// Errors: mismatched lengths ([`Error::DimensionMismatch`](crate::Error::DimensionMismatch)), fewer
-/// observations than unknowns (`DimensionMismatch`), a NaN or infinity
-/// ([`Error::NonFinite`](crate::Error::NonFinite)), a negative weight ([`Error::NegativeWeight`](crate::Error::NegativeWeight)), a
-/// design too close to rank deficient for refinement to converge in `T`
-/// ([`Error::RankDeficient`](crate::Error::RankDeficient), naming a column), refinement that does not
-/// converge ([`Error::NotConverged`](crate::Error::NotConverged)). Waits for the result.
+/// Errors ([`Error`](crate::Error)): mismatched lengths, or fewer
+/// observations than unknowns (`DimensionMismatch`); a NaN or infinity
+/// (`NonFinite`); a negative weight (`NegativeWeight`); a design too close
+/// to rank deficient for refinement to converge in `T` (`RankDeficient`,
+/// naming a column); refinement that does not converge (`NotConverged`).
+/// Waits for the result.
 pub fn lstsq<T: Scalar>(a: &Matrix<T>, b: &Matrix<T>, weights: Option<&Matrix<T>>) -> Result<LstsqSolution<T>> {
     lstsq_with(a, b, weights, LstsqParams::default())
 }

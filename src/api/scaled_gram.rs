@@ -18,9 +18,9 @@ impl<T: Scalar> Matrix<T> {
     /// Each entry is within `γ_{n+3}·(|A|·D²·|A|ᵀ)ᵢⱼ` of the exact one.
     ///
     /// Refused, before any work: `d` not a vector of `n` entries
-    /// (`DimensionMismatch`), a negative weight or one whose square
-    /// overflows (`InvalidArgument`), a NaN or infinity in `d` or `A`
-    /// (`NonFinite`, naming the entry).
+    /// (`DimensionMismatch`), a negative weight (`NegativeWeight`) or one
+    /// whose square overflows (`WeightOverflow`), a NaN or infinity in `d`
+    /// or `A` (`NonFinite`, naming the entry).
     pub fn scaled_gram(&self, d: &Matrix<T>) -> Result<Sym<T>> {
         self.scaled_gram_in(d, SymStorage::Full)
     }

@@ -52,11 +52,11 @@ pub struct WlsSolution {
 /// weighted design ([`lstsq`](crate::lstsq)). [`WlsSolution::path`] says which,
 /// and why. Waits for the result.
 ///
-/// Errors: `b` or `d` not vectors of `n` entries, or `n < m`
-/// ([`Error::DimensionMismatch`](crate::Error::DimensionMismatch)); a NaN or infinity ([`Error::NonFinite`](crate::Error::NonFinite));
-/// a negative weight ([`Error::NegativeWeight`](crate::Error::NegativeWeight)) or one whose square
-/// overflows ([`Error::WeightOverflow`](crate::Error::WeightOverflow)); a rank-deficient design
-/// ([`Error::RankDeficient`](crate::Error::RankDeficient), from the QR route).
+/// Errors ([`Error`](crate::Error)): `b` or `d` not vectors of `n`
+/// entries, or `n < m` (`DimensionMismatch`); a NaN or infinity
+/// (`NonFinite`); a negative weight (`NegativeWeight`) or one whose square
+/// overflows (`WeightOverflow`); a rank-deficient design (`RankDeficient`,
+/// from the QR route).
 pub fn wls(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>) -> Result<WlsSolution> {
     wls_with(a, b, d, WlsParams::default())
 }
