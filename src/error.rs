@@ -70,8 +70,38 @@ pub enum Error {
     #[error("{what} did not converge in {iterations} iterations (last relative residual {residual:.3e})")]
     NotConverged { what: String, iterations: usize, residual: f64 },
 
-    /// An argument outside the operation's domain (negative weight, bad option,
-    /// overlapping operands, unknown column name).
+    /// A weight of least squares or of `A·D²·Aᵀ` is negative: weights
+    /// multiply residuals (or scale columns) and must be `≥ 0`. `index` is
+    /// 1-based: the observation, or the column of `A`.
+    #[error("weight d[{index}] = {value} is negative; weights must be ≥ 0")]
+    NegativeWeight { index: usize, value: f64 },
+
+    /// A weight whose square overflows in the working precision, where the
+    /// method scales by `d²` in one pass (`∞`, or `0·∞ = NaN`, where the
+    /// product is finite). Rescaling the weights (or `A`) avoids it.
+    #[error("weight d[{index}] = {value:e} overflows when squared in {precision}")]
+    WeightOverflow { index: usize, value: f64, precision: &'static str },
+
+    /// Operands of one call live on different devices.
+    #[error("operands live on different devices ({first} and {second})")]
+    DifferentDevices { first: String, second: String },
+
+    /// An output shares memory with an input where the operation needs them
+    /// apart (it would read what it has already overwritten).
+    #[error("{op}: {operands} overlap in one buffer; they must be disjoint")]
+    Overlapping { op: String, operands: &'static str },
+
+    /// A dimension exceeds what a library's interface can pass (cuBLAS's
+    /// 32-bit `int`).
+    #[error("{op}: dimension {dim} exceeds {library}'s limit of {limit}")]
+    TooLarge { op: String, dim: usize, limit: usize, library: DeviceLibrary },
+
+    /// A leading dimension smaller than the rows of the block it lays out.
+    #[error("leading dimension {ld} is less than max(rows, 1) = {} for {rows} rows", (*.rows).max(1))]
+    LeadingDimension { ld: usize, rows: usize },
+
+    /// An argument outside the operation's domain that no other variant
+    /// names (a bad option, an internal block outside its array).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
@@ -79,7 +109,18 @@ pub enum Error {
     #[error("{variable}={value:?}: expected {expected}")]
     InvalidEnvironment { variable: &'static str, value: String, expected: &'static str },
 
-    /// The device, its driver or a kernel compiler reported a failure.
+    /// A call into the CUDA stack returned an error status: `status` is the
+    /// library's name for it (`CUDA_ERROR_ILLEGAL_ADDRESS`,
+    /// `CUBLAS_STATUS_EXECUTION_FAILED`), `detail` its description where
+    /// the library gives one, `op` what gpumat was doing.
+    #[error(
+        "device error: {library} returned {status}{} in {op}",
+        .detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
+    )]
+    DeviceCall { library: DeviceLibrary, op: String, status: String, detail: Option<String> },
+
+    /// The device could not be used, where no library status says more (no
+    /// driver installed, a library that cannot be loaded).
     #[error("device error: {0}")]
     Device(String),
 
@@ -96,7 +137,33 @@ pub enum Error {
     Parse { path: PathBuf, line: usize, message: String },
 }
 
+/// The part of the CUDA stack that reported a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceLibrary {
+    Driver,
+    Cublas,
+    Cusolver,
+    Nvrtc,
+}
+
+impl std::fmt::Display for DeviceLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeviceLibrary::Driver => "the CUDA driver",
+            DeviceLibrary::Cublas => "cuBLAS",
+            DeviceLibrary::Cusolver => "cuSOLVER",
+            DeviceLibrary::Nvrtc => "NVRTC",
+        })
+    }
+}
+
 impl Error {
+    /// A failed call into `library` while doing `op`; `status` is the
+    /// library's status enum, whose `Debug` is its name.
+    pub fn device_call(library: DeviceLibrary, op: impl Into<String>, status: impl std::fmt::Debug) -> Self {
+        Error::DeviceCall { library, op: op.into(), status: format!("{status:?}"), detail: None }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source: Arc::new(source) }
@@ -129,11 +196,57 @@ mod tests {
         assert_eq!(e.to_string(), "design is rank deficient at column 3: condition estimate 1.00e17");
         let e = Error::NotSymmetric { row: 3, col: 1 };
         assert_eq!(e.to_string(), "matrix is not symmetric: A(3,1) differs from A(1,3)");
+        let e = Error::NegativeWeight { index: 5, value: -0.5 };
+        assert_eq!(e.to_string(), "weight d[5] = -0.5 is negative; weights must be ≥ 0");
+        let e = Error::WeightOverflow { index: 6, value: 1e160, precision: "f64" };
+        assert_eq!(e.to_string(), "weight d[6] = 1e160 overflows when squared in f64");
+        let e = Error::Overlapping { op: "gemm".into(), operands: "the output block and an input block" };
+        assert_eq!(
+            e.to_string(),
+            "gemm: the output block and an input block overlap in one buffer; they must be disjoint"
+        );
+        let e = Error::LeadingDimension { ld: 0, rows: 0 };
+        assert_eq!(e.to_string(), "leading dimension 0 is less than max(rows, 1) = 1 for 0 rows");
+        let e = Error::DifferentDevices { first: "CPU".into(), second: "CUDA GPU 0".into() };
+        assert_eq!(e.to_string(), "operands live on different devices (CPU and CUDA GPU 0)");
+        let e = Error::TooLarge {
+            op: "gemm".into(),
+            dim: 1 << 31,
+            limit: i32::MAX as usize,
+            library: DeviceLibrary::Cublas,
+        };
+        assert_eq!(e.to_string(), "gemm: dimension 2147483648 exceeds cuBLAS's limit of 2147483647");
         let e = Error::IllConditioned { rcond: 1e-18, unit_roundoff: 2f64.powi(-53), precision: "f64" };
         assert_eq!(
             e.to_string(),
             "matrix is singular to working precision (f64): reciprocal condition estimate 1.00e-18 is below the \
              unit roundoff 1.11e-16 (condition estimate 1.00e18)"
+        );
+    }
+
+    /// The CUDA stack's failures keep the library, the status by name and
+    /// what was being done: a caller can match on them without a GPU here.
+    #[test]
+    fn device_calls_name_library_and_status() {
+        #[derive(Debug)]
+        #[allow(non_camel_case_types)]
+        enum cublasStatus_t {
+            CUBLAS_STATUS_EXECUTION_FAILED,
+        }
+        let e = Error::device_call(DeviceLibrary::Cublas, "gemm", cublasStatus_t::CUBLAS_STATUS_EXECUTION_FAILED);
+        assert!(matches!(&e, Error::DeviceCall { library: DeviceLibrary::Cublas, status, detail: None, .. }
+                if status == "CUBLAS_STATUS_EXECUTION_FAILED"));
+        assert_eq!(e.to_string(), "device error: cuBLAS returned CUBLAS_STATUS_EXECUTION_FAILED in gemm");
+        let e = Error::DeviceCall {
+            library: DeviceLibrary::Driver,
+            op: "launching potrf_panel".into(),
+            status: "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+            detail: Some("an illegal memory access was encountered".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "device error: the CUDA driver returned CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was \
+             encountered) in launching potrf_panel"
         );
     }
 }

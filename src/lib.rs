@@ -18,6 +18,6 @@ pub use api::{Cholesky, Device, Lu, Matrix, Qr, Rref, Sym, Tri};
 pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};
 pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};
-pub use error::{Error, Result};
+pub use error::{DeviceLibrary, Error, Result};
 pub use scalar::{Elem, Scalar};
 pub use solve::wls::{Precision, Stopping, WlsParams, WlsPath, WlsTimings};

@@ -334,7 +334,7 @@ fn panel_factorization<B: Backend>(be: &B) {
         0,
         params,
     );
-    assert!(matches!(wide, Err(Error::InvalidArgument(_))), "{wide:?}");
+    assert!(matches!(wide, Err(Error::DimensionMismatch { .. })), "{wide:?}");
 }
 
 #[test]

@@ -1166,11 +1166,22 @@ fn expect_dims<X: Debug>(what: &str, f: impl FnOnce() -> Result<X>) {
     }
 }
 
+/// A leading dimension below the rows (`ld_bad`), else a block outside
+/// its buffer.
 #[track_caller]
-fn expect_invalid<X: Debug>(what: &str, f: impl FnOnce() -> Result<X>) {
+fn expect_bad_block<X: Debug>(what: &str, ld_bad: bool, f: impl FnOnce() -> Result<X>) {
     match call(what, f) {
-        Err(Error::InvalidArgument(_)) => {}
-        other => panic!("{what}: expected an invalid argument, got {other:?}"),
+        Err(Error::LeadingDimension { .. }) if ld_bad => {}
+        Err(Error::InvalidArgument(_)) if !ld_bad => {}
+        other => panic!("{what}: expected a bad block (leading dimension: {ld_bad}), got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn expect_overlap<X: Debug>(what: &str, f: impl FnOnce() -> Result<X>) {
+    match call(what, f) {
+        Err(Error::Overlapping { .. }) => {}
+        other => panic!("{what}: expected overlapping operands, got {other:?}"),
     }
 }
 
@@ -1189,14 +1200,17 @@ fn check_bad_blocks<B: Backend>(be: &B) {
     let past_end = blk(95, 3, 2, 3); // reaches element 101
     let ld_small = blk(0, 3, 2, 2);
     let ld_zero = blk(0, 0, 2, 0);
-    for (what, b) in
-        [("past the end", past_end), ("ld < rows", ld_small), ("ld = 0", ld_zero), ("far offset", blk(200, 1, 1, 1))]
-    {
-        expect_invalid(&format!("View::new {what}"), || View::<B, f64>::new(&buf, b).map(|_| ()));
-        expect_invalid(&format!("ViewMut::new {what}"), || ViewMut::<B, f64>::new(&mut buf, b).map(|_| ()));
+    for (what, b, ld_bad) in [
+        ("past the end", past_end, false),
+        ("ld < rows", ld_small, true),
+        ("ld = 0", ld_zero, true),
+        ("far offset", blk(200, 1, 1, 1), false),
+    ] {
+        expect_bad_block(&format!("View::new {what}"), ld_bad, || View::<B, f64>::new(&buf, b).map(|_| ()));
+        expect_bad_block(&format!("ViewMut::new {what}"), ld_bad, || ViewMut::<B, f64>::new(&mut buf, b).map(|_| ()));
         let bm = BufferMut::<B, f64>::new(&mut buf);
-        expect_invalid(&format!("BufferMut::view {what}"), || bm.view(b).map(|_| ()));
-        expect_invalid(&format!("BufferMut::view_mut {what}"), || bm.view_mut(b).map(|_| ()));
+        expect_bad_block(&format!("BufferMut::view {what}"), ld_bad, || bm.view(b).map(|_| ()));
+        expect_bad_block(&format!("BufferMut::view_mut {what}"), ld_bad, || bm.view_mut(b).map(|_| ()));
     }
     // The last element exactly: fine.
     assert!(View::<B, f64>::new(&buf, blk(94, 3, 2, 3)).is_ok(), "a block ending at the buffer's end");
@@ -1309,29 +1323,29 @@ fn check_overlaps<B: Backend>(be: &B) {
         let w = |b| bm.view_mut(b).unwrap();
         // A: rows 0–3 of columns 0–3; B: rows 5–8 of columns 0–3.
         let (a, b) = (blk(0, 4, 4), blk(5, 4, 4));
-        expect_invalid("gemm C overlaps A", || be.gemm(1.0, v(a), n, v(b), n, 0.0, w(blk(2, 4, 4))));
-        expect_invalid("gemm C is A", || be.gemm(1.0, v(a), n, v(b), t, 0.0, w(a)));
-        expect_invalid("gemm C overlaps B", || be.gemm(1.0, v(a), n, v(b), n, 1.0, w(blk(16, 4, 4))));
+        expect_overlap("gemm C overlaps A", || be.gemm(1.0, v(a), n, v(b), n, 0.0, w(blk(2, 4, 4))));
+        expect_overlap("gemm C is A", || be.gemm(1.0, v(a), n, v(b), t, 0.0, w(a)));
+        expect_overlap("gemm C overlaps B", || be.gemm(1.0, v(a), n, v(b), n, 1.0, w(blk(16, 4, 4))));
         // C with another leading dimension: compared by address range, and
         // here the ranges share elements of A and B.
         let c_other_ld = Block { offset: 30, rows: 4, cols: 4, ld: 5 };
-        expect_invalid("gemm C overlaps A, another ld", || be.gemm(1.0, v(a), n, v(b), n, 1.0, w(c_other_ld)));
-        expect_invalid("geam C overlaps A", || be.geam(1.0, v(a), n, 1.0, v(b), n, w(blk(1, 4, 4))));
-        expect_invalid("geam C is B", || be.geam(1.0, v(a), n, 1.0, v(b), n, w(b)));
+        expect_overlap("gemm C overlaps A, another ld", || be.gemm(1.0, v(a), n, v(b), n, 1.0, w(c_other_ld)));
+        expect_overlap("geam C overlaps A", || be.geam(1.0, v(a), n, 1.0, v(b), n, w(blk(1, 4, 4))));
+        expect_overlap("geam C is B", || be.geam(1.0, v(a), n, 1.0, v(b), n, w(b)));
         // syrk writes the lower triangle of rows 0–3 × columns 0–3 and reads
         // the column of rows 1–4 in column 0: they share (1..4, 0).
-        expect_invalid("syrk lower C overlaps A", || be.syrk(Uplo::Lower, n, 1.0, v(blk(1, 4, 1)), 0.0, w(a)));
+        expect_overlap("syrk lower C overlaps A", || be.syrk(Uplo::Lower, n, 1.0, v(blk(1, 4, 1)), 0.0, w(a)));
         // trsm / trmm read the upper triangle of the 3 × 3 block at 0 and
         // write row 0 of columns 1–3, which holds A(0, 1) and A(0, 2).
         for name in ["trsm", "trmm"] {
-            expect_invalid(&format!("{name} B overlaps the upper triangle of A"), || {
+            expect_overlap(&format!("{name} B overlaps the upper triangle of A"), || {
                 if name == "trsm" {
                     be.trsm(Side::Right, Uplo::Upper, n, Diag::NonUnit, 1.0, v(blk(0, 3, 3)), w(blk(ld, 1, 3)))
                 } else {
                     be.trmm(Side::Right, Uplo::Upper, n, Diag::NonUnit, 1.0, v(blk(0, 3, 3)), w(blk(ld, 1, 3)))
                 }
             });
-            expect_invalid(&format!("{name} B overlaps the lower triangle of A"), || {
+            expect_overlap(&format!("{name} B overlaps the lower triangle of A"), || {
                 if name == "trsm" {
                     be.trsm(Side::Left, Uplo::Lower, t, Diag::Unit, 1.0, v(blk(0, 3, 3)), w(blk(2, 3, 2)))
                 } else {
@@ -1339,15 +1353,15 @@ fn check_overlaps<B: Backend>(be: &B) {
                 }
             });
         }
-        expect_invalid("copy onto an overlapping block", || be.copy(v(a), w(blk(1, 4, 4))));
-        expect_invalid("copy onto itself", || be.copy(v(a), w(a)));
-        expect_invalid("axpy Y overlaps X", || be.axpy(2.0, v(a), w(blk(ld, 4, 4))));
-        expect_invalid("scale_rows d inside A", || be.scale_rows(v(blk(0, 4, 1)), w(a)));
-        expect_invalid("scale_cols d inside A", || be.scale_cols(w(a), v(blk(3, 1, 4))));
+        expect_overlap("copy onto an overlapping block", || be.copy(v(a), w(blk(1, 4, 4))));
+        expect_overlap("copy onto itself", || be.copy(v(a), w(a)));
+        expect_overlap("axpy Y overlaps X", || be.axpy(2.0, v(a), w(blk(ld, 4, 4))));
+        expect_overlap("scale_rows d inside A", || be.scale_rows(v(blk(0, 4, 1)), w(a)));
+        expect_overlap("scale_cols d inside A", || be.scale_cols(w(a), v(blk(3, 1, 4))));
         let rfp = Rfp::new(3, Transr::Normal, Uplo::Lower);
         let arf = Block { offset: 150, rows: 6, cols: 1, ld: 6 };
-        expect_invalid("full_to_rfp within one buffer", || be.full_to_rfp(v(blk(0, 3, 3)), rfp, w(arf)));
-        expect_invalid("rfp_to_full within one buffer", || be.rfp_to_full(v(arf), rfp, w(blk(0, 3, 3))));
+        expect_overlap("full_to_rfp within one buffer", || be.full_to_rfp(v(blk(0, 3, 3)), rfp, w(arf)));
+        expect_overlap("rfp_to_full within one buffer", || be.rfp_to_full(v(arf), rfp, w(blk(0, 3, 3))));
     }
     let mut after = vec![0.0; host.len()];
     be.download(&buf, &mut after).unwrap();

@@ -367,7 +367,7 @@ fn bad_input_is_a_clear_error() {
     // Negative weight.
     let mut neg = d[..n].to_vec();
     neg[3] = -0.5;
-    assert!(matches!(wls(&da, &db, Some(&dd(&neg))), Err(Error::InvalidArgument(_))));
+    assert!(matches!(wls(&da, &db, Some(&dd(&neg))), Err(Error::NegativeWeight { index: 4, value }) if value == -0.5));
     // NaN in A, b, d.
     let mut nan_a = a.to_vec();
     nan_a[5] = f64::NAN;
@@ -378,6 +378,11 @@ fn bad_input_is_a_clear_error() {
     let mut inf_d = d[..n].to_vec();
     inf_d[0] = f64::INFINITY;
     assert!(matches!(wls(&da, &db, Some(&dd(&inf_d))), Err(Error::NonFinite { .. })));
+    // A weight whose square overflows: G = A·D²·Aᵀ scales by d² in one pass.
+    let mut huge = d[..n].to_vec();
+    huge[1] = 1e160;
+    let e = wls(&da, &db, Some(&dd(&huge))).unwrap_err();
+    assert!(matches!(e, Error::WeightOverflow { index: 2, precision: "f64", .. }), "{e}");
     // Fewer observations than unknowns.
     let wide = upload(&a[..m * 3], m, 3);
     assert!(matches!(wls(&wide, &upload(&b[..3], 3, 1), None), Err(Error::DimensionMismatch { .. })));

@@ -1,8 +1,9 @@
 //! `lstsq`: weighted linear least squares, stable for ill-conditioned designs.
 
 use super::Matrix;
+use super::validate::{self, Weighting};
 use crate::solve::lstsq::{self as core, LstsqParams};
-use crate::{Error, Result, Scalar};
+use crate::{Result, Scalar};
 
 /// The solution of a least-squares problem, with what is known about it.
 #[derive(Debug)]
@@ -27,12 +28,7 @@ pub struct LstsqSolution<T: Scalar> {
 
 /// Host copy of a vector (one row or one column) as `f64`.
 fn vector<T: Scalar>(v: &Matrix<T>, what: &str, len: usize) -> Result<Vec<f64>> {
-    if (v.rows() != 1 && v.cols() != 1) || v.rows() * v.cols() != len {
-        return Err(Error::dims(
-            "lstsq",
-            format!("{what} must be a vector of {len} entries (one per observation), is {}×{}", v.rows(), v.cols()),
-        ));
-    }
+    validate::vector("lstsq", what, v, len)?;
     Ok(v.to_host()?.into_iter().map(Scalar::to_f64).collect())
 }
 
@@ -50,12 +46,12 @@ fn vector<T: Scalar>(v: &Matrix<T>, what: &str, len: usize) -> Result<Vec<f64>> 
 /// For the transposed orientation `min ‖D·(b − Aᵀ·x)‖₂` with `A` of
 /// `n × m` (the columns are observations), pass `Aᵀ` and `D`'s diagonal.
 ///
-/// Errors: mismatched lengths ([`Error::DimensionMismatch`]), fewer
-/// observations than unknowns (`DimensionMismatch`), a NaN or infinity
-/// ([`Error::NonFinite`]), a negative weight ([`Error::InvalidArgument`]), a
-/// design too close to rank deficient for refinement to converge in `T`
-/// ([`Error::RankDeficient`], naming a column), refinement that does not
-/// converge ([`Error::NotConverged`]). Waits for the result.
+/// Errors ([`Error`](crate::Error)): mismatched lengths, or fewer
+/// observations than unknowns (`DimensionMismatch`); a NaN or infinity
+/// (`NonFinite`); a negative weight (`NegativeWeight`); a design too close
+/// to rank deficient for refinement to converge in `T` (`RankDeficient`,
+/// naming a column); refinement that does not converge (`NotConverged`).
+/// Waits for the result.
 pub fn lstsq<T: Scalar>(a: &Matrix<T>, b: &Matrix<T>, weights: Option<&Matrix<T>>) -> Result<LstsqSolution<T>> {
     lstsq_with(a, b, weights, LstsqParams::default())
 }
@@ -74,7 +70,10 @@ pub fn lstsq_with<T: Scalar>(
     let (m, n) = a.shape();
     let a_host: Vec<f64> = a.to_host()?.into_iter().map(Scalar::to_f64).collect();
     let b_host = vector(b, "b", m)?;
-    let w_host = weights.map(|w| vector(w, "the weights", m)).transpose()?;
+    let w_host: Option<Vec<f64>> = match weights {
+        Some(w) => Some(validate::weights("lstsq", w, m, Weighting::Linear)?.into_iter().map(Scalar::to_f64).collect()),
+        None => None,
+    };
     let out =
         with_backend!(a.device(), be => core::lstsq::<_, T>(be, &a_host, m, n, &b_host, w_host.as_deref(), params))?;
     let x: Vec<T> = out.x.iter().map(|&v| T::from_f64(v)).collect();

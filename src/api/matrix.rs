@@ -97,11 +97,7 @@ impl<T: Scalar> Matrix<T> {
         self.storage()?;
         other.storage()?;
         if !self.device.same(&other.device) {
-            return Err(Error::InvalidArgument(format!(
-                "operands live on different devices ({} and {})",
-                self.device.describe(),
-                other.device.describe()
-            )));
+            return Err(Error::DifferentDevices { first: self.device.describe(), second: other.device.describe() });
         }
         Ok(())
     }

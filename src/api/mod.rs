@@ -39,6 +39,8 @@ pub use scaled_gram::scaled_gram_to_rfp;
 mod solve;
 pub mod sym;
 pub mod tri;
+// The checks on arguments that the API makes before any work.
+mod validate;
 
 pub use crate::backend::{Diag, Norm};
 pub use crate::layout::Uplo;

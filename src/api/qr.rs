@@ -1,6 +1,7 @@
 //! `Qr<T>`: `A = Q·R` by Householder reflectors, for any `m × n` matrix.
 
 use super::Matrix;
+use super::validate;
 use crate::backend::{Backend, Block, BufferMut, Op};
 use crate::factor::qr::{self, QrParams};
 use crate::layout::Uplo;
@@ -26,10 +27,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// [`qr`](Self::qr) with explicit tuning.
     pub fn qr_with(&self, params: QrParams) -> Result<Qr<T>> {
-        if let Some((i, j)) = self.find_non_finite()? {
-            let value = self.entry(i, j)?.to_f64();
-            return Err(Error::NonFinite { what: "A".into(), row: i + 1, col: j + 1, value });
-        }
+        validate::finite("A", self)?;
         let (m, n) = self.shape();
         let k = m.min(n);
         let nb = params.block_size.max(1).min(k.max(1));

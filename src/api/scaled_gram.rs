@@ -2,39 +2,11 @@
 //! from one triangle, in full or RFP storage.
 
 use super::device::Resident;
+use super::validate::{self, Weighting};
 use super::{Matrix, Sym, SymStorage, packed_layout};
 use crate::backend::{Backend, Block, BufferMut, View};
 use crate::layout::{Rfp, Uplo};
 use crate::{Error, Result, Scalar};
-
-/// Checks that `d` is a vector of `len` finite, non-negative weights and
-/// returns them on the host (a vector is cheap to read back).
-pub(crate) fn check_weights<T: Scalar>(op: &'static str, d: &Matrix<T>, len: usize) -> Result<Vec<T>> {
-    d.storage()?;
-    if d.rows().min(d.cols()) > 1 || d.rows() * d.cols() != len {
-        return Err(Error::dims(op, format!("d must be a vector of {len} weights, is {}×{}", d.rows(), d.cols())));
-    }
-    let host = d.to_host()?;
-    for (i, &w) in host.iter().enumerate() {
-        let v = w.to_f64();
-        if !v.is_finite() {
-            return Err(Error::NonFinite { what: "weights d".into(), row: i + 1, col: 1, value: v });
-        }
-        if v < 0.0 {
-            return Err(Error::InvalidArgument(format!("{op}: weight d[{}] = {v} is negative", i + 1)));
-        }
-    }
-    Ok(host)
-}
-
-/// Refuses a NaN or infinity in `a`, naming it `what`.
-pub(crate) fn check_finite<T: Scalar>(what: &str, a: &Matrix<T>) -> Result<()> {
-    if let Some((i, j)) = a.find_non_finite()? {
-        let value = a.entry(i, j)?.to_f64();
-        return Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value });
-    }
-    Ok(())
-}
 
 impl<T: Scalar> Matrix<T> {
     /// `A·diag(d)²·Aᵀ` for this `m × n` matrix `A` and `n` weights `d` (a row
@@ -46,9 +18,9 @@ impl<T: Scalar> Matrix<T> {
     /// Each entry is within `γ_{n+3}·(|A|·D²·|A|ᵀ)ᵢⱼ` of the exact one.
     ///
     /// Refused, before any work: `d` not a vector of `n` entries
-    /// (`DimensionMismatch`), a negative weight or one whose square
-    /// overflows (`InvalidArgument`), a NaN or infinity in `d` or `A`
-    /// (`NonFinite`, naming the entry).
+    /// (`DimensionMismatch`), a negative weight (`NegativeWeight`) or one
+    /// whose square overflows (`WeightOverflow`), a NaN or infinity in `d`
+    /// or `A` (`NonFinite`, naming the entry).
     pub fn scaled_gram(&self, d: &Matrix<T>) -> Result<Sym<T>> {
         self.scaled_gram_in(d, SymStorage::Full)
     }
@@ -62,18 +34,9 @@ impl<T: Scalar> Matrix<T> {
     /// [`scaled_gram`](Self::scaled_gram) in the storage asked for.
     pub fn scaled_gram_in(&self, d: &Matrix<T>, storage: SymStorage) -> Result<Sym<T>> {
         self.check_with(d)?;
-        let w = check_weights("scaled_gram", d, self.cols())?;
-        // Backends may scale by d² in one pass: a square that overflows would
-        // give ∞ (or 0·∞ = NaN) where the product is finite.
-        if let Some(i) = w.iter().position(|&x| !(x * x).to_f64().is_finite()) {
-            return Err(Error::InvalidArgument(format!(
-                "scaled_gram: weight d[{}] = {:e} overflows when squared in {}",
-                i + 1,
-                w[i].to_f64(),
-                T::NAME
-            )));
-        }
-        check_finite("A", self)?;
+        // Backends scale by d² in one pass.
+        validate::weights("scaled_gram", d, self.cols(), Weighting::Squared)?;
+        validate::finite("A", self)?;
         self.scaled_gram_unchecked(d, storage)
     }
 

@@ -1,7 +1,7 @@
 //! `Sym<T>`: a symmetric matrix stored by its lower triangle, in full
 //! storage or in rectangular full packed (RFP) storage at half the memory.
 
-use super::{Device, Matrix};
+use super::{Device, Matrix, validate};
 use crate::backend::{Backend, Op};
 use crate::layout::{Rfp, Transr, Uplo};
 use crate::{Error, Result, Scalar};
@@ -37,10 +37,7 @@ impl<T: Scalar> Sym<T> {
     /// The symmetric matrix whose lower triangle is that of the square `a`;
     /// `a`'s strictly upper part is ignored.
     pub fn from_lower(a: Matrix<T>) -> Result<Self> {
-        a.storage()?;
-        if a.rows() != a.cols() {
-            return Err(Error::dims("Sym::from_lower", format!("A must be square, is {}×{}", a.rows(), a.cols())));
-        }
+        validate::square("Sym::from_lower", &a)?;
         Ok(Sym { n: a.rows(), data: a, storage: SymStorage::Full })
     }
 

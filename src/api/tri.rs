@@ -1,6 +1,6 @@
 //! `Tri<T>`: a triangular matrix, the stored triangle of a square array.
 
-use super::{Diag, Matrix};
+use super::{Diag, Matrix, validate};
 use crate::backend::{Backend, Block, Op, Side};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
@@ -17,10 +17,7 @@ pub struct Tri<T: Scalar> {
 impl<T: Scalar> Tri<T> {
     /// The `uplo` triangle of the square `a`.
     pub fn new(a: Matrix<T>, uplo: Uplo, diag: Diag) -> Result<Self> {
-        a.storage()?;
-        if a.rows() != a.cols() {
-            return Err(Error::dims("Tri::new", format!("A must be square, is {}×{}", a.rows(), a.cols())));
-        }
+        validate::square("Tri::new", &a)?;
         Ok(Tri { data: a, uplo, diag })
     }
 

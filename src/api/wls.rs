@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use super::Matrix;
 use super::device::Resident;
-use super::scaled_gram::{check_finite, check_weights};
+use super::validate::{self, Weighting};
 use crate::Result;
-use crate::error::Error;
+use crate::solve::check;
 use crate::solve::lstsq::LstsqParams;
 use crate::solve::wls::{self as core, NormalOutcome, Problem, WlsParams, WlsPath, WlsTimings};
 
@@ -52,10 +52,11 @@ pub struct WlsSolution {
 /// weighted design ([`lstsq`](crate::lstsq)). [`WlsSolution::path`] says which,
 /// and why. Waits for the result.
 ///
-/// Errors: `b` or `d` not vectors of `n` entries, or `n < m`
-/// ([`Error::DimensionMismatch`]); a NaN or infinity ([`Error::NonFinite`]);
-/// a negative weight ([`Error::InvalidArgument`]); a rank-deficient design
-/// ([`Error::RankDeficient`], from the QR route).
+/// Errors ([`Error`](crate::Error)): `b` or `d` not vectors of `n`
+/// entries, or `n < m` (`DimensionMismatch`); a NaN or infinity
+/// (`NonFinite`); a negative weight (`NegativeWeight`) or one whose square
+/// overflows (`WeightOverflow`); a rank-deficient design (`RankDeficient`,
+/// from the QR route).
 pub fn wls(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>) -> Result<WlsSolution> {
     wls_with(a, b, d, WlsParams::default())
 }
@@ -80,12 +81,7 @@ pub fn wls_rows_with(
 
 /// A vector of `len` entries as an `len × 1` matrix (a row is transposed).
 fn column(v: &Matrix<f64>, what: &str, len: usize) -> Result<Matrix<f64>> {
-    if v.rows().min(v.cols()) > 1 || v.rows() * v.cols() != len {
-        return Err(Error::dims(
-            "wls",
-            format!("{what} must be a vector of {len} entries (one per observation), is {}×{}", v.rows(), v.cols()),
-        ));
-    }
+    validate::vector("wls", what, v, len)?;
     if v.cols() == 1 { v.try_clone() } else { v.transpose() }
 }
 
@@ -96,23 +92,16 @@ pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, param
         a.check_with(d)?;
     }
     let (m, n) = a.shape();
-    if m == 0 {
-        return Err(Error::Empty { what: "the design matrix A (unknowns × observations)".into(), rows: m, cols: n });
-    }
-    if n < m {
-        return Err(Error::dims(
-            "wls",
-            format!("{n} observations (columns of A) for {m} unknowns (rows of A): at least {m} are needed"),
-        ));
-    }
+    check::observations("wls", "the design matrix A (unknowns × observations)", "columns", n, m)?;
     let b = column(b, "b", n)?;
     let d = match d {
         Some(d) => column(d, "the weights d", n)?,
         None => a.device().from_col_major(n, 1, &vec![1.0; n])?,
     };
-    check_weights("wls", &d, n)?;
-    check_finite("A", a)?;
-    check_finite("b", &b)?;
+    // G = A·D²·Aᵀ is formed with d² in one pass.
+    validate::weights("wls", &d, n, Weighting::Squared)?;
+    validate::finite("A", a)?;
+    validate::finite("b", &b)?;
 
     let dev = a.device().clone();
     let mut timings = WlsTimings::default();

@@ -217,9 +217,7 @@ fn rfp_shapes(op: &'static str, full: (usize, usize), rfp: Rfp, arf: (usize, usi
         ));
     }
     if same_buffer {
-        return Err(Error::InvalidArgument(format!(
-            "{op}: the RFP array and the full matrix must be different buffers"
-        )));
+        return Err(Error::Overlapping { op: op.into(), operands: "the RFP array and the full matrix" });
     }
     Ok(())
 }

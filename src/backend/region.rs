@@ -80,9 +80,7 @@ impl Region {
 /// Fails if `written` shares an element with any of `read`.
 pub fn check_disjoint(op: &str, written: Region, read: &[Region]) -> Result<()> {
     if read.iter().any(|r| written.overlaps(r)) {
-        return Err(Error::InvalidArgument(format!(
-            "{op}: the output block overlaps an input block of the same buffer"
-        )));
+        return Err(Error::Overlapping { op: op.into(), operands: "the output block and an input block" });
     }
     Ok(())
 }

@@ -73,10 +73,7 @@ impl Block {
 
     fn check(&self, len: usize) -> Result<()> {
         if self.ld < self.rows.max(1) {
-            return Err(Error::InvalidArgument(format!(
-                "leading dimension {} is smaller than the {} rows of the block",
-                self.ld, self.rows
-            )));
+            return Err(Error::LeadingDimension { ld: self.ld, rows: self.rows });
         }
         if self.end() > len {
             return Err(Error::InvalidArgument(format!(

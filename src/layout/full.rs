@@ -46,13 +46,7 @@ impl Full {
     /// conversions re-check what they are given.
     pub(crate) fn check(&self) -> Result<()> {
         if self.ld < self.rows.max(1) {
-            return Err(Error::InvalidArgument(format!(
-                "leading dimension {} is less than max(rows, 1) = {} for a {}×{} array",
-                self.ld,
-                self.rows.max(1),
-                self.rows,
-                self.cols
-            )));
+            return Err(Error::LeadingDimension { ld: self.ld, rows: self.rows });
         }
         Ok(())
     }

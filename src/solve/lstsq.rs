@@ -28,6 +28,7 @@ use crate::backend::{Backend, Block, Diag, Op, Side, View, ViewMut};
 use crate::factor::qr::{self, QrParams};
 use crate::layout::Uplo;
 use crate::scalar::dd::{Dd, dot};
+use crate::solve::check;
 use crate::{Error, Result, Scalar};
 
 /// Tuning of [`lstsq`].
@@ -72,41 +73,20 @@ pub struct LstsqOutcome {
 
 /// Checks the problem: shapes, finite data, weights ≥ 0.
 fn validate(a: &[f64], m: usize, n: usize, b: &[f64], w: Option<&[f64]>) -> Result<()> {
-    if n == 0 {
-        return Err(Error::Empty { what: "the design matrix A".into(), rows: m, cols: n });
-    }
-    if m < n {
-        return Err(Error::dims(
-            "lstsq",
-            format!("{m} observations (rows of A) for {n} unknowns (columns of A): at least {n} are needed"),
-        ));
-    }
+    check::observations("lstsq", "the design matrix A", "rows", m, n)?;
     if a.len() != m * n {
         return Err(Error::dims("lstsq", format!("A is {m}×{n} but holds {} entries", a.len())));
     }
     if b.len() != m {
         return Err(Error::dims("lstsq", format!("A has {m} rows (observations) but b has {} entries", b.len())));
     }
-    if let Some(p) = a.iter().position(|v| !v.is_finite()) {
-        return Err(Error::NonFinite { what: "A".into(), row: p % m + 1, col: p / m + 1, value: a[p] });
-    }
-    if let Some(i) = b.iter().position(|v| !v.is_finite()) {
-        return Err(Error::NonFinite { what: "b".into(), row: i + 1, col: 1, value: b[i] });
-    }
+    check::finite("A", a, m)?;
+    check::finite("b", b, m)?;
     if let Some(w) = w {
         if w.len() != m {
             return Err(Error::dims("lstsq", format!("A has {m} rows (observations) but {} weights", w.len())));
         }
-        if let Some(i) = w.iter().position(|v| !v.is_finite()) {
-            return Err(Error::NonFinite { what: "the weights".into(), row: i + 1, col: 1, value: w[i] });
-        }
-        if let Some(i) = w.iter().position(|&v| v < 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "weight {} (of observation {}) is negative; weights multiply residuals and must be ≥ 0",
-                w[i],
-                i + 1
-            )));
-        }
+        check::weights(w)?;
     }
     Ok(())
 }

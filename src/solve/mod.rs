@@ -1,5 +1,8 @@
 //! Solvers built on the factorizations.
 
+// Checks on the host data of a problem.
+pub mod check;
+
 // Least squares by QR with refinement.
 pub mod lstsq;
 

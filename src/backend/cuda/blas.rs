@@ -19,7 +19,7 @@ use cudarc::cublas::sys::{
 pub(crate) use crate::backend::Triangular;
 use crate::backend::{Diag, Op, Side};
 use crate::layout::Uplo;
-use crate::{Error, Result, Scalar};
+use crate::{DeviceLibrary, Error, Result, Scalar};
 
 pub fn op(op: Op) -> COp {
     match op {
@@ -51,13 +51,18 @@ pub fn diag(diag: Diag) -> CDiag {
 
 /// A dimension as cuBLAS's `int`.
 pub fn dim(op: &str, x: usize) -> Result<i32> {
-    i32::try_from(x).map_err(|_| Error::InvalidArgument(format!("{op}: dimension {x} exceeds cuBLAS's 32-bit limit")))
+    i32::try_from(x).map_err(|_| Error::TooLarge {
+        op: op.into(),
+        dim: x,
+        limit: i32::MAX as usize,
+        library: DeviceLibrary::Cublas,
+    })
 }
 
 pub fn status(op: &str, s: cublasStatus_t) -> Result<()> {
     match s {
         cublasStatus_t::CUBLAS_STATUS_SUCCESS => Ok(()),
-        other => Err(Error::Device(format!("cuBLAS {op} failed: {other:?}"))),
+        other => Err(Error::device_call(DeviceLibrary::Cublas, op, other)),
     }
 }
 

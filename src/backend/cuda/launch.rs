@@ -1,7 +1,7 @@
 //! Launching the kernels of `kernels/*.cu`: arguments, grids, thread-block
 //! clusters, and the compiled functions cached per context.
 
-use cudarc::driver::{CudaFunction, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use super::{Cuda, CudaBuffer, driver, kernels};
 use crate::backend::{View, ViewMut};
@@ -87,7 +87,7 @@ impl Cuda {
         let ptx = kernels::compile(src, &self.arch)?;
         let module = self.ctx.load_module(ptx).map_err(driver("loading kernels"))?;
         // Every entry of the module goes into the cache at once.
-        let f = module.load_function(name).map_err(|e| Error::Device(format!("kernel {name} in {file}.cu: {e}")))?;
+        let f = module.load_function(name).map_err(driver(&format!("loading kernel {name} of {file}.cu")))?;
         cache.insert(name.to_string(), f.clone());
         Ok(f)
     }
@@ -100,9 +100,7 @@ impl Cuda {
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 cfg.shared_mem_bytes as i32,
             )
-            .map_err(|e| {
-                Error::Device(format!("{name}: asking for {} bytes of shared memory: {e}", cfg.shared_mem_bytes))
-            })?;
+            .map_err(driver(&format!("{name}: asking for {} bytes of shared memory", cfg.shared_mem_bytes)))?;
         }
         let mut b = self.stream.launch_builder(&f);
         for a in args {
@@ -116,7 +114,7 @@ impl Cuda {
         }
         // SAFETY: the argument lists match the kernels' signatures (checked by
         // the GPU test suite), and every block was checked to lie in its buffer.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| Error::Device(format!("launching {name}: {e}")))
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(driver(&format!("launching {name}")))
     }
 
     /// [`Self::launch`] of a grid that is one thread-block cluster (sm_90
@@ -125,11 +123,12 @@ impl Cuda {
     pub(super) fn launch_cluster(&self, file: &str, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         use cudarc::driver::sys;
         let f = self.function(file, name)?;
-        let fail = |e: DriverError| Error::Device(format!("launching {name} as a cluster of {}: {e}", cfg.grid_dim.0));
+        let op = format!("launching {name} as a cluster of {}", cfg.grid_dim.0);
+        let fail = driver(&op);
         if cfg.grid_dim.0 > 8 {
             // Clusters past 8 blocks are opt-in per function.
             f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
-                .map_err(fail)?;
+                .map_err(&fail)?;
         }
         let mut params: Vec<*mut std::ffi::c_void> = args
             .iter()
@@ -143,12 +142,12 @@ impl Cuda {
             .collect();
         let mut cluster = cluster_attribute(cfg.grid_dim.0);
         let config = self.cluster_config(&cfg, &mut cluster);
-        self.ctx.bind_to_thread().map_err(fail)?;
+        self.ctx.bind_to_thread().map_err(&fail)?;
         // SAFETY: as in `launch`; `params` points at `args`, which outlive the
         // call (the driver copies the values at launch).
         unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
-            .map_err(fail)
+            .map_err(&fail)
     }
 
     /// The driver's configuration of `cfg` on this queue with the launch

@@ -108,7 +108,7 @@ impl Cuda {
         let sms = self
             .ctx
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map_err(|e| crate::Error::Device(format!("reading the number of SMs: {e}")))?;
+            .map_err(super::driver("reading the number of SMs"))?;
         Ok(sms.max(1) as usize)
     }
 

@@ -45,7 +45,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverErr
 
 use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, Tuning, View, ViewMut, check};
 use crate::layout::{Rfp, Uplo};
-use crate::{Elem, Error, Result, Scalar};
+use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
 use launch::{Arg, BLOCK, MAX_BLOCKS, elem, grid_1d, n, ptr, ptr_mut, raw, raw_mut};
 use potrf::POTRF_LEAF;
 
@@ -98,8 +98,15 @@ impl<E> DeviceBuffer for CudaBuffer<E> {
     }
 }
 
+/// Maps a driver failure while doing `op` to [`Error::DeviceCall`], with
+/// the driver's name and description of the status.
 fn driver(op: &str) -> impl Fn(DriverError) -> Error + '_ {
-    move |e| Error::Device(format!("{op}: {e}"))
+    move |e| Error::DeviceCall {
+        library: DeviceLibrary::Driver,
+        op: op.into(),
+        status: format!("{:?}", e.0),
+        detail: e.error_string().ok().map(|s| s.to_string_lossy().into_owned()),
+    }
 }
 
 impl Backend for Cuda {

@@ -12,7 +12,12 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::{Cuda, driver};
 use crate::backend::Tuning;
-use crate::{Error, Result};
+use crate::{DeviceLibrary, Error, Result};
+
+/// A cuBLAS handle that could not be created.
+fn cublas_handle(e: cudarc::cublas::result::CublasError) -> Error {
+    Error::device_call(DeviceLibrary::Cublas, "creating a cuBLAS handle", e.0)
+}
 
 /// A stream of the highest priority on `ctx`.
 fn urgent_stream(ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>> {
@@ -29,7 +34,7 @@ impl Cuda {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::Device("no CUDA driver found (libcuda could not be loaded)".into()));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| Error::Device(format!("no usable CUDA GPU {ordinal}: {e}")))?;
+        let ctx = CudaContext::new(ordinal).map_err(driver(&format!("opening CUDA GPU {ordinal}")))?;
         // One stream orders all work, so cudarc's per-buffer events are not needed.
         // SAFETY: no buffer is shared between streams.
         unsafe { ctx.disable_event_tracking() };
@@ -44,8 +49,7 @@ impl Cuda {
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
             return Err(Error::Device("cuBLAS not found (libcublas could not be loaded)".into()));
         }
-        let blas =
-            CudaBlas::new(stream.clone()).map_err(|e| Error::Device(format!("creating a cuBLAS handle: {e}")))?;
+        let blas = CudaBlas::new(stream.clone()).map_err(cublas_handle)?;
         let (major, minor) = ctx.compute_capability().map_err(driver("reading the compute capability"))?;
         let gpu = ctx.name().map_err(driver("reading the device name"))?;
         let (free, total) = ctx.mem_get_info().map_err(driver("reading device memory"))?;
@@ -83,8 +87,7 @@ impl Cuda {
         } else {
             self.ctx.new_stream().map_err(driver("creating a stream"))?
         };
-        let blas =
-            CudaBlas::new(stream.clone()).map_err(|e| Error::Device(format!("creating a cuBLAS handle: {e}")))?;
+        let blas = CudaBlas::new(stream.clone()).map_err(cublas_handle)?;
         Ok(Cuda {
             ctx: self.ctx.clone(),
             stream,

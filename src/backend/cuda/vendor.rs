@@ -8,10 +8,10 @@ use cudarc::cusolver::sys;
 use cudarc::driver::{CudaSlice, DevicePtrMut, PinnedHostSlice};
 
 use super::blas;
-use super::{Cuda, CudaBuffer, raw, raw_mut};
+use super::{Cuda, CudaBuffer, driver, raw, raw_mut};
 use crate::backend::{DeviceBuffer, Diag, Op, Side, View, ViewMut};
 use crate::layout::Uplo;
-use crate::{Error, Result, Scalar};
+use crate::{DeviceLibrary, Error, Result, Scalar};
 
 /// cuSOLVER's lower triangle: the factorizations here all take it.
 const LOWER: sys::cublasFillMode_t = sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
@@ -89,30 +89,28 @@ pub fn copy<T: Scalar>(cuda: &Cuda, src: &CudaBuffer<T>, dst: &mut CudaBuffer<T>
         return Err(Error::dims("copy", format!("{} and {} entries", src.len(), dst.len())));
     }
     let bytes = src.len() * size_of::<T>();
-    cuda.stream()
-        .memcpy_dtod(&src.mem.slice(0..bytes), &mut dst.mem.slice_mut(0..bytes))
-        .map_err(|e| Error::Device(format!("copy: {e}")))
+    cuda.stream().memcpy_dtod(&src.mem.slice(0..bytes), &mut dst.mem.slice_mut(0..bytes)).map_err(driver("copy"))
 }
 
 /// Host memory that is page-locked, the fastest a transfer can come from.
 pub fn pinned(cuda: &Cuda, bytes: usize) -> Result<PinnedHostSlice<u8>> {
     // SAFETY: plain bytes, written before they are read.
-    unsafe { cuda.context().alloc_pinned_with_flags::<u8>(bytes, 0) }.map_err(|e| Error::Device(format!("pinned: {e}")))
+    unsafe { cuda.context().alloc_pinned_with_flags::<u8>(bytes, 0) }.map_err(driver("allocating pinned host memory"))
 }
 
 /// A raw device allocation of `bytes`.
 pub fn device_bytes(cuda: &Cuda, bytes: usize) -> Result<CudaSlice<u8>> {
-    cuda.stream().alloc_zeros::<u8>(bytes).map_err(|e| Error::Device(format!("alloc: {e}")))
+    cuda.stream().alloc_zeros::<u8>(bytes).map_err(driver("alloc"))
 }
 
 /// Host-to-device copy from pinned memory: the ceiling for uploads.
 pub fn pinned_upload(cuda: &Cuda, src: &PinnedHostSlice<u8>, dst: &mut CudaSlice<u8>) -> Result<()> {
-    cuda.stream().memcpy_htod(src, dst).map_err(|e| Error::Device(format!("upload: {e}")))
+    cuda.stream().memcpy_htod(src, dst).map_err(driver("upload"))
 }
 
 /// Device-to-host copy into pinned memory: the ceiling for downloads.
 pub fn pinned_download(cuda: &Cuda, src: &CudaSlice<u8>, dst: &mut PinnedHostSlice<u8>) -> Result<()> {
-    cuda.stream().memcpy_dtoh(src, dst).map_err(|e| Error::Device(format!("download: {e}")))
+    cuda.stream().memcpy_dtoh(src, dst).map_err(driver("download"))
 }
 
 /// cuSOLVER's name for the element type: the 64-bit API takes it as data,
@@ -126,7 +124,7 @@ fn data_type<T: Scalar>() -> sys::cudaDataType {
 fn succeeded(routine: &str, status: sys::cusolverStatus_t) -> Result<()> {
     match status {
         sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS => Ok(()),
-        s => Err(Error::Device(format!("cuSOLVER {routine}: {s:?}"))),
+        s => Err(Error::device_call(DeviceLibrary::Cusolver, routine, s)),
     }
 }
 
@@ -158,13 +156,12 @@ impl Solver {
     /// A handle and parameters, then the workspaces `query` (the routine's
     /// `_bufferSize`, named `routine`) asks for, in (device, host) bytes.
     fn new(cuda: &Cuda, routine: &str, query: Box<Query<'_>>) -> Result<Self> {
-        let fail = |what: &str| Error::Device(format!("cuSOLVER {what}"));
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { sys::is_culib_present() } {
-            return Err(fail("not found (libcusolver could not be loaded)"));
+            return Err(Error::Device("cuSOLVER not found (libcusolver could not be loaded)".into()));
         }
-        let handle =
-            cudarc::cusolver::DnHandle::new(cuda.stream().clone()).map_err(|e| fail(&format!("handle: {e:?}")))?;
+        let handle = cudarc::cusolver::DnHandle::new(cuda.stream().clone())
+            .map_err(|e| Error::device_call(DeviceLibrary::Cusolver, "creating a handle", e.0))?;
         let mut raw_params = std::ptr::null_mut();
         // SAFETY: writes a new parameter object.
         let s = unsafe { sys::cusolverDnCreateParams(&mut raw_params) };
@@ -174,8 +171,8 @@ impl Solver {
         let s = query(handle.cu(), params.0, &mut device_bytes, &mut host_bytes);
         succeeded(&format!("{routine}_bufferSize"), s)?;
         let work =
-            cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(|e| fail(&format!("workspace: {e}")))?;
-        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(|e| fail(&format!("info: {e}")))?;
+            cuda.stream().alloc_zeros::<u8>(device_bytes.max(1)).map_err(driver(&format!("{routine} workspace")))?;
+        let info = cuda.stream().alloc_zeros::<i32>(1).map_err(driver("allocating devInfo"))?;
         Ok(Solver { handle, params, work, host_work: vec![0; host_bytes.max(1)], info })
     }
 
@@ -206,9 +203,8 @@ impl Solver {
     /// `devInfo` after the last call (waits for it).
     fn info(&self, cuda: &Cuda) -> Result<i32> {
         let mut host = [0i32];
-        let fail = |e| Error::Device(format!("devInfo: {e}"));
-        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(fail)?;
-        cuda.stream().synchronize().map_err(fail)?;
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(driver("reading devInfo"))?;
+        cuda.stream().synchronize().map_err(driver("reading devInfo"))?;
         Ok(host[0])
     }
 }
@@ -341,7 +337,7 @@ impl<T: Scalar> DenseQr<T> {
         };
         let solver = Solver::new(cuda, "Xgeqrf", Box::new(query))?;
         let tau_bytes = m.min(n).max(1) * size_of::<T>();
-        let tau = cuda.stream().alloc_zeros::<u8>(tau_bytes).map_err(|e| Error::Device(format!("tau: {e}")))?;
+        let tau = cuda.stream().alloc_zeros::<u8>(tau_bytes).map_err(driver("allocating tau"))?;
         Ok(DenseQr { solver, tau, m, n, precision: PhantomData })
     }
 
@@ -402,7 +398,7 @@ impl<T: Scalar> DenseLu<T> {
             sys::cusolverDnXgetrf_bufferSize(h, p, d, d, ty, std::ptr::null(), ld, ty, device, host)
         };
         let solver = Solver::new(cuda, "Xgetrf", Box::new(query))?;
-        let ipiv = cuda.stream().alloc_zeros::<i64>(n.max(1)).map_err(|e| Error::Device(format!("ipiv: {e}")))?;
+        let ipiv = cuda.stream().alloc_zeros::<i64>(n.max(1)).map_err(driver("allocating ipiv"))?;
         Ok(DenseLu { solver, ipiv, n, precision: PhantomData })
     }
 
@@ -440,8 +436,8 @@ impl<T: Scalar> DenseLu<T> {
     /// The pivots of the last factorization, 1-based (waits for it).
     pub fn pivots(&self, cuda: &Cuda) -> Result<Vec<i64>> {
         let mut host = vec![0i64; self.n.max(1)];
-        cuda.stream().memcpy_dtoh(&self.ipiv, &mut host).map_err(|e| Error::Device(format!("ipiv: {e}")))?;
-        cuda.stream().synchronize().map_err(|e| Error::Device(format!("ipiv: {e}")))?;
+        cuda.stream().memcpy_dtoh(&self.ipiv, &mut host).map_err(driver("reading ipiv"))?;
+        cuda.stream().synchronize().map_err(driver("reading ipiv"))?;
         host.truncate(self.n);
         Ok(host)
     }

@@ -192,6 +192,7 @@ fn find(
 fn is_out_of_memory(e: &Error) -> bool {
     match e {
         Error::OutOfDeviceMemory { .. } => true,
+        Error::DeviceCall { status, .. } => status == "CUDA_ERROR_OUT_OF_MEMORY",
         Error::Device(msg) => msg.contains("OUT_OF_MEMORY") || msg.contains("out of memory"),
         _ => false,
     }

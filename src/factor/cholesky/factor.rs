@@ -110,10 +110,13 @@ impl Triangle {
         let transposed = uplo == Uplo::Upper;
         let (rows, cols) = if transposed { (block.cols, block.rows) } else { (block.rows, block.cols) };
         if rows < cols {
-            return Err(Error::InvalidArgument(format!(
-                "Cholesky of a {}×{} block: the {uplo:?} triangle needs at least as many rows of L as columns",
-                block.rows, block.cols
-            )));
+            return Err(Error::dims(
+                "cholesky",
+                format!(
+                    "a {}×{} block: the {uplo:?} triangle needs at least as many rows of L as columns",
+                    block.rows, block.cols
+                ),
+            ));
         }
         let l11 = Stored { block, transposed };
         // With `split = cols` no block of `L22` is ever asked for.
