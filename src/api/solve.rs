@@ -217,6 +217,9 @@ impl<T: Scalar> Matrix<T> {
             Factor::Cholesky(f) => f.solve(b)?,
             Factor::Lu(f) => f.solve(b)?,
         };
+        if x.find_non_finite()?.is_some() {
+            return Err(Error::Overflow { what: "X".into() });
+        }
         let errors = Errors::of(&a64, a_norm, &*in_f64(b)?, &*in_f64(&x)?, rcond)?;
         Ok(Solution {
             x,
