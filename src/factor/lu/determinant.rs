@@ -24,7 +24,7 @@ impl Determinant {
     /// exponent so that only numbers in `[1, 4)` are multiplied (rounding
     /// as the plain product would, to `n` roundings in all).
     pub fn from_diagonal(diagonal: &[f64], swaps: usize, shift: i64) -> Determinant {
-        let mut mantissa = if swaps % 2 == 0 { 1.0 } else { -1.0 };
+        let mut mantissa = if swaps.is_multiple_of(2) { 1.0 } else { -1.0 };
         let mut exp = shift;
         for &d in diagonal {
             if d == 0.0 {
