@@ -200,6 +200,8 @@ mod tests {
         assert_eq!(exponent_range::<f32>(), (-126, 127));
         assert!(in_range::<f64>(1e150) && !in_range::<f64>(1e160) && !in_range::<f64>(1e-160));
         assert!(!in_range::<f32>(1e20) && in_range::<f32>(1e18));
-        assert_eq!(uniform::<f64>(1e308) + exponent(1e308), 0);
+        assert_eq!(uniform::<f64>(1e300) + exponent(1e300), 0);
+        // 2^−1023 is not normal: the scaling stops at 2^−1022.
+        assert_eq!(uniform::<f64>(1e308), -1022);
     }
 }
