@@ -66,6 +66,17 @@ pub enum Error {
     )]
     RankDeficient { what: String, column: Option<usize>, condition: f64 },
 
+    /// A result that exists but is beyond the largest finite number of the
+    /// precision (a solution, an inverse, a determinant): returned instead
+    /// of infinities or NaNs in its place.
+    #[error("{what} is not representable: it overflows the floating-point range")]
+    Overflow { what: String },
+
+    /// A nonzero result below the smallest normal number of the precision,
+    /// which would be returned as zero or with lost digits.
+    #[error("{what} is not representable: it underflows the floating-point range")]
+    Underflow { what: String },
+
     /// An iteration stopped before reaching its tolerance.
     #[error("{what} did not converge in {iterations} iterations (last relative residual {residual:.3e})")]
     NotConverged { what: String, iterations: usize, residual: f64 },
@@ -222,6 +233,8 @@ mod tests {
             "matrix is singular to working precision (f64): reciprocal condition estimate 1.00e-18 is below the \
              unit roundoff 1.11e-16 (condition estimate 1.00e18)"
         );
+        let e = Error::Overflow { what: "X".into() };
+        assert_eq!(e.to_string(), "X is not representable: it overflows the floating-point range");
     }
 
     /// The CUDA stack's failures keep the library, the status by name and

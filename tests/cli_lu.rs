@@ -120,3 +120,70 @@ fn the_new_commands_have_help() {
     }
     assert!(stdout(&gpumat(&["solve", "--help"])).contains("lu"), "solve --help names the LU method");
 }
+
+/// A 2 × 2 Matrix Market array from its column-major entries.
+fn two_by_two(entries: [&str; 4]) -> String {
+    format!("%%MatrixMarket matrix array real general\n2 2\n{}\n", entries.join("\n"))
+}
+
+#[test]
+fn matrices_at_the_ends_of_the_range_give_right_numbers_or_exit_2() {
+    let dir = scratch("range");
+    // diag(1e308)·[0.6 −0.8; 0.8 0.6] and its 1e−308 twin: κ₂ = 1.
+    let big = write(&dir, "big.mtx", &two_by_two(["6e307", "8e307", "-8e307", "6e307"]));
+    let big2 = write(&dir, "big2.mtx", &two_by_two(["1.02e308", "1.36e308", "-1.36e308", "1.02e308"]));
+    let small = write(&dir, "small.mtx", &two_by_two(["6e-300", "8e-300", "-8e-300", "6e-300"]));
+    // Inverse: Qᵀ/s, to 10·n·u relative plus the subnormal spacing.
+    for (path, s) in [(&big, 1e308), (&big2, 1.7e308), (&small, 1e-299)] {
+        let o = gpumat(&["inv", path]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let got = entries(&stdout(&o));
+        let want = [0.6 / s, -0.8 / s, 0.8 / s, 0.6 / s];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= 20.0 * f64::EPSILON * w.abs() + 2.0 * 5e-324, "inv at {s:e}: {got:?}");
+        }
+        let o = gpumat(&["rref", path]);
+        assert!(o.status.success() && stdout(&o).contains("% rank 2"), "rref at {s:e}: {}", stdout(&o));
+        assert_eq!(entries(&stdout(&o)), vec![1.0, 0.0, 0.0, 1.0]);
+    }
+    // det = s²: beyond f64 for s = 1e308 and 1e−300, printed as mantissa × 2^exponent.
+    let o = gpumat(&["det", &big]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let (mantissa, exponent) = out.trim().split_once(" × 2^").expect("mantissa × 2^exponent");
+    let (mantissa, exponent): (f64, i64) = (mantissa.parse().unwrap(), exponent.parse().unwrap());
+    // 1e616 = 2^2046.31…: mantissa 2^0.31… = 1.2377…
+    assert_eq!(exponent, 2046, "{out}");
+    // log₂(10^616) in f64 is good to 616·log₂10·u ≈ 5e−13.
+    assert!((mantissa - (616.0 * 10f64.log2()).fract().exp2()).abs() <= 1e-11, "{out}");
+    assert!(stderr(&o).contains("overflows"), "{}", stderr(&o));
+    let o = gpumat(&["det", &small]);
+    assert!(o.status.success() && stdout(&o).contains("× 2^-"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("underflows"), "{}", stderr(&o));
+    // A solution beyond the range is an error, not NaN written as X.
+    let tiny = write(&dir, "tiny.mtx", &two_by_two(["3e-300", "0", "0", "1e-300"]));
+    let b = write(&dir, "b.mtx", "%%MatrixMarket matrix array real general\n2 1\n1e308\n1e308\n");
+    let o = gpumat(&["solve", &tiny, &b]);
+    // Exit code 2 once the command line maps Overflow to the numerical failures.
+    assert!(!o.status.success() && stdout(&o).is_empty(), "{}", stdout(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("X is not representable"), "{}", stderr(&o));
+}
+
+#[test]
+fn det_prints_the_shortest_round_trip_decimal() {
+    let dir = scratch("shortest");
+    // [2 0; 0 37]: 74 exactly; A of det_and_inverse: −16 to rounding.
+    let d = write(&dir, "d.mtx", &two_by_two(["2", "0", "0", "37"]));
+    assert_eq!(stdout(&gpumat(&["det", &d])).trim(), "74");
+    let a = write(&dir, "a.mtx", A);
+    let text = stdout(&gpumat(&["det", &a]));
+    assert!(!text.contains('e'), "positional: {text}");
+    let v: f64 = text.trim().parse().unwrap();
+    assert!((v + 16.0).abs() <= 1e-13, "{text}");
+    // Large determinants in scientific notation that reads back.
+    let e = write(&dir, "e.mtx", &two_by_two(["1e150", "0", "0", "1e150"]));
+    let text = stdout(&gpumat(&["det", &e]));
+    assert_eq!(text.trim().parse::<f64>().unwrap(), 1e150 * 1e150, "{text}");
+    assert!(text.trim().len() <= 22, "{text}");
+}

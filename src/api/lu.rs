@@ -1,22 +1,33 @@
 //! `Lu<T>`: `P·A = L·U` for a square `A`, with solves, the determinant and
 //! a condition estimate; the inverse; and Gauss-Jordan elimination (the
 //! reduced row echelon form, and solves through `[A | B] → [I | X]`).
+//!
+//! A matrix whose largest entry is beyond `√Ω` or below `√ω` (see
+//! [`equilibrate::in_range`]) is equilibrated by powers of two first —
+//! rows and columns for LU, one factor for the whole matrix for the RREF —
+//! so that what is representable comes out right; what is not (a solution
+//! or determinant beyond the range of the precision) is an error, never an
+//! infinity or NaN returned as an answer.
 
 use super::Matrix;
 use super::device::{Resident, Storage};
 use crate::backend::{Backend, Block, BufferMut, Norm, Op, Pivoting, View, ViewMut};
-use crate::factor::lu::{self, LuParams};
+use crate::factor::equilibrate::{self, Scaling};
+use crate::factor::lu::{self, Determinant, LuParams};
 use crate::{Error, Result, Scalar};
 
-/// The LU factorization with partial pivoting of an `n × n` matrix.
+/// The LU factorization with partial pivoting of an `n × n` matrix, of
+/// the equilibrated `A_s = diag(2^r)·A·diag(2^c)` when `A` needed it.
 pub struct Lu<T: Scalar> {
     n: usize,
     /// `L` (unit, strictly below the diagonal) and `U` in one `n × n` array.
     data: Matrix<T>,
     /// The `n` pivots, 1-based as LAPACK's `ipiv`, on the device.
     ipiv: Storage<i32>,
-    /// `‖A‖₁`, for the condition estimate.
+    /// `‖A_s‖₁`, for the condition estimate.
     a_norm: f64,
+    /// The exponents `r` and `c`, when `A` was equilibrated.
+    scaling: Option<Scaling>,
 }
 
 /// The reduced row echelon form of a matrix.
@@ -65,12 +76,21 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// [`lu`](Self::lu) or [`lu_unpivoted`](Self::lu_unpivoted) with explicit
-    /// pivoting and tuning.
+    /// pivoting and tuning. With partial pivoting, a matrix whose largest
+    /// entry is outside `[√ω, √Ω]` is equilibrated (`dgeequb`) and its
+    /// scaled copy factored; the factor's solves, determinant and
+    /// reconstruction undo the scaling exactly. Unpivoted LU's tolerance is
+    /// in `A`'s own units, so it factors `A` as it is.
     pub fn lu_with(&self, pivoting: Pivoting, params: LuParams) -> Result<Lu<T>> {
         let n = self.square("lu")?;
         self.refuse_non_finite("A")?;
-        let a_norm = self.norm(Norm::One)?.to_f64();
         let mut data = self.try_clone()?;
+        let scaling = if pivoting == Pivoting::Partial && !equilibrate::in_range::<T>(self.norm(Norm::Max)?.to_f64()) {
+            Some(with_backend!(self.device(), be => equilibrate::general(be, data.view_mut()?))?)
+        } else {
+            None
+        };
+        let a_norm = data.norm(Norm::One)?.to_f64();
         let ipiv = with_backend!(self.device(), be => {
             let mut ipiv = be.alloc::<i32>(n)?;
             let mut info = be.upload(&[0i32])?;
@@ -87,42 +107,70 @@ impl<T: Scalar> Matrix<T> {
             }
             be.wrap(ipiv)
         });
-        Ok(Lu { n, data, ipiv, a_norm })
+        Ok(Lu { n, data, ipiv, a_norm, scaling })
     }
 
     /// `A⁻¹`, through LU: `Singular` if a pivot is zero, `IllConditioned`
     /// if the condition estimate says `A` is singular to working precision
     /// (see [`check_rcond`](super::check_rcond)); `a.lu()?.solve(&I)` gives
-    /// the inverse of such a matrix anyway.
+    /// the inverse of such a matrix anyway. An inverse with an entry beyond
+    /// the range of `T` is [`Error::Overflow`].
     pub fn inverse(&self) -> Result<Matrix<T>> {
         let n = self.square("inverse")?;
         let f = self.lu()?;
         super::check_rcond::<T>(f.rcond()?)?;
-        f.solve(&self.device().identity(n)?)
+        f.solve(&self.device().identity(n)?).map_err(|e| match e {
+            Error::Overflow { .. } => Error::Overflow { what: "A⁻¹".into() },
+            e => e,
+        })
     }
 
-    /// The determinant: 0 for an exactly singular matrix; may overflow to
-    /// ±∞ where [`Lu::sign_log_abs_det`] does not.
+    /// The determinant: 0 for an exactly singular matrix;
+    /// [`Error::Overflow`] or [`Error::Underflow`] when it is outside the
+    /// normal range of `f64`, where [`determinant`](Self::determinant)
+    /// still holds it.
     pub fn det(&self) -> Result<f64> {
+        self.determinant()?.value()
+    }
+
+    /// The determinant as `mantissa · 2^exponent`, whatever its size
+    /// ([`Determinant::ZERO`] for an exactly singular matrix).
+    pub fn determinant(&self) -> Result<Determinant> {
         match self.lu() {
-            Ok(f) => f.det(),
-            Err(Error::Singular { .. }) => Ok(0.0),
+            Ok(f) => f.determinant(),
+            Err(Error::Singular { .. }) => Ok(Determinant::ZERO),
             Err(e) => Err(e),
         }
     }
 
     /// The reduced row echelon form by Gauss-Jordan elimination with partial
     /// pivoting; a column whose candidate pivots are all `≤ tol` in magnitude
-    /// counts as zero. `None`: MATLAB's `max(m, n)·ε·‖A‖∞`.
+    /// counts as zero. `None`: MATLAB's `max(m, n)·ε·‖A‖∞`. A negative or NaN
+    /// `tol` is [`Error::InvalidArgument`].
+    ///
+    /// A matrix whose largest entry is outside `[√ω, √Ω]` is first scaled by
+    /// one power of two `2^k` (and `tol` with it). A uniform power of two
+    /// commutes with every rounding, so `R`, the pivots and the rank are
+    /// those that `A` would give without limits on the exponent, and the
+    /// default tolerance is relative to `A` whatever its scale; row and
+    /// column scalings would change the pivots and what a given `tol` means.
     pub fn rref(&self, tol: Option<f64>) -> Result<Rref<T>> {
         self.storage()?;
+        if let Some(t) = tol.filter(|t| t.is_nan() || *t < 0.0) {
+            return Err(Error::InvalidArgument(format!("the rref tolerance must be a non-negative number, is {t}")));
+        }
         self.refuse_non_finite("A")?;
         let (m, n) = self.shape();
-        let tol = match tol {
-            Some(t) => t,
-            None => m.max(n) as f64 * T::EPSILON.to_f64() * self.norm(Norm::Inf)?.to_f64(),
-        };
+        let amax = self.norm(Norm::Max)?.to_f64();
+        let k = if equilibrate::in_range::<T>(amax) { 0 } else { equilibrate::uniform::<T>(amax) };
         let mut matrix = self.try_clone()?;
+        if k != 0 {
+            with_backend!(self.device(), be => be.scale(T::from_f64(equilibrate::pow2(k)), matrix.view_mut()?))?;
+        }
+        let tol = match tol {
+            Some(t) => equilibrate::ldexp(t, k),
+            None => m.max(n) as f64 * T::EPSILON.to_f64() * matrix.norm(Norm::Inf)?.to_f64(),
+        };
         let e = with_backend!(self.device(), be => {
             let a = BufferMut::new(matrix.buffer_mut(be)?);
             lu::rref_in_place(be, &a, Block::dense(m, n), n, tol)?
@@ -164,9 +212,16 @@ impl<T: Scalar> Lu<T> {
         self.n
     }
 
-    /// `L` and `U` in one array, as LAPACK's `dgetrf` leaves them.
+    /// `L` and `U` in one array, as LAPACK's `dgetrf` leaves them: of `A`,
+    /// or of `diag(2^r)·A·diag(2^c)` when [`scaling`](Self::scaling) says
+    /// `A` was equilibrated.
     pub fn factors(&self) -> &Matrix<T> {
         &self.data
+    }
+
+    /// The exponents `r` and `c` of the equilibration, if `A` needed one.
+    pub fn scaling(&self) -> Option<&Scaling> {
+        self.scaling.as_ref()
     }
 
     /// The pivots, 1-based: row `i` was exchanged with row `ipiv[i]` (waits).
@@ -177,6 +232,8 @@ impl<T: Scalar> Lu<T> {
     }
 
     /// `X` with `A·X = B`, for `B` of `n` rows (any number of columns).
+    /// A NaN or infinity in `B` is [`Error::NonFinite`]; an `X` with an
+    /// entry beyond the range of `T` is [`Error::Overflow`].
     pub fn solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         self.solve_op(b, Op::NoTrans)
     }
@@ -191,12 +248,26 @@ impl<T: Scalar> Lu<T> {
         if b.rows() != self.n {
             return Err(Error::dims("Lu::solve", format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols())));
         }
+        b.refuse_non_finite("B")?;
         let mut x = b.try_clone()?;
         let n = self.n;
+        // A = 2^−r·A_s·2^−c: A·X = B is A_s·(2^−c·X) = 2^r·B, and
+        // Aᵀ·X = B is A_sᵀ·(2^−r·X) = 2^c·B.
+        let none = Vec::new();
+        let (before, after) = match (&self.scaling, op) {
+            (Some(s), Op::NoTrans) => (&s.rows, &s.cols),
+            (Some(s), Op::Trans) => (&s.cols, &s.rows),
+            (None, _) => (&none, &none),
+        };
         with_backend!(self.data.device(), be => {
             let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
-            lu::solve_in_place(be, self.data.view()?, ipiv, op, x.view_mut()?)
+            equilibrate::scale_rows(be, before, x.view_mut()?)?;
+            lu::solve_in_place(be, self.data.view()?, ipiv, op, x.view_mut()?)?;
+            equilibrate::scale_rows(be, after, x.view_mut()?)
         })?;
+        if x.find_non_finite()?.is_some() {
+            return Err(Error::Overflow { what: "X".into() });
+        }
         Ok(x)
     }
 
@@ -216,20 +287,21 @@ impl<T: Scalar> Lu<T> {
         Ok(host.into_iter().take(n).map(Scalar::to_f64).collect())
     }
 
+    /// `det A` as `mantissa · 2^exponent`: the pivots' product without
+    /// overflow or underflow, the equilibration's powers of two taken out
+    /// exactly (`det A = det A_s · 2^−(Σr + Σc)`).
+    pub fn determinant(&self) -> Result<Determinant> {
+        let d = self.u_diagonal()?;
+        let swaps = self.pivots()?.iter().enumerate().filter(|&(i, &p)| p as usize != i + 1).count();
+        let shift = self.scaling.as_ref().map_or(0, |s| -s.exponent_sum());
+        Ok(Determinant::from_diagonal(&d, swaps, shift))
+    }
+
     /// `(sign, log|det A|)`: the determinant is `sign·exp(log)`, without the
     /// overflow or underflow of the product itself.
     pub fn sign_log_abs_det(&self) -> Result<(f64, f64)> {
-        let d = self.u_diagonal()?;
-        let swaps = self.pivots()?.iter().enumerate().filter(|&(i, &p)| p as usize != i + 1).count();
-        let mut sign = if swaps % 2 == 0 { 1.0 } else { -1.0 };
-        let mut log = 0.0;
-        for x in d {
-            if x < 0.0 {
-                sign = -sign;
-            }
-            log += x.abs().ln();
-        }
-        Ok((sign, log))
+        let d = self.determinant()?;
+        Ok((d.sign(), d.ln_abs()))
     }
 
     /// `log|det A|`.
@@ -237,14 +309,16 @@ impl<T: Scalar> Lu<T> {
         Ok(self.sign_log_abs_det()?.1)
     }
 
-    /// `det A` (may overflow to ±∞ or underflow to 0 for large `n`).
+    /// `det A`; [`Error::Overflow`] or [`Error::Underflow`] when it is
+    /// outside the normal range of `f64` (see [`determinant`](Self::determinant)).
     pub fn det(&self) -> Result<f64> {
-        let (sign, log) = self.sign_log_abs_det()?;
-        Ok(sign * log.exp())
+        self.determinant()?.value()
     }
 
     /// An estimate of the reciprocal condition number in the 1-norm,
-    /// `1/(‖A‖₁·‖A⁻¹‖₁)`, as LAPACK's `dgecon` (a few solves; waits).
+    /// `1/(‖A‖₁·‖A⁻¹‖₁)`, as LAPACK's `dgecon` (a few solves; waits): of the
+    /// matrix factored, the equilibrated one when `A` was, as LAPACK's
+    /// `dgesvx` reports it.
     pub fn rcond(&self) -> Result<f64> {
         let n = self.n;
         with_backend!(self.data.device(), be => {
@@ -253,12 +327,23 @@ impl<T: Scalar> Lu<T> {
         })
     }
 
-    /// `Pᵀ·L·U`, for checking the factorization.
+    /// `Pᵀ·L·U` (`2^−r·Pᵀ·L·U·2^−c` when equilibrated), which is `A` up to
+    /// rounding, for checking the factorization.
     pub fn reconstruct(&self) -> Result<Matrix<T>> {
         let n = self.n;
+        let unscale = |s: &[i32]| s.iter().map(|&e| -e).collect::<Vec<_>>();
         with_backend!(self.data.device(), be => {
             let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
-            self.data.new_with(be, n, n, |out| lu::reconstruct(be, self.data.view()?, ipiv, out))
+            self.data.new_with(be, n, n, |mut out| {
+                lu::reconstruct(be, self.data.view()?, ipiv, out.rb_mut())?;
+                match &self.scaling {
+                    Some(s) => {
+                        equilibrate::scale_rows(be, &unscale(&s.rows), out.rb_mut())?;
+                        equilibrate::scale_cols(be, out, &unscale(&s.cols))
+                    }
+                    None => Ok(()),
+                }
+            })
         })
     }
 }

@@ -11,6 +11,7 @@ use super::device::Resident;
 use super::{Cholesky, Lu, Matrix, Norm, SymStorage, packed_layout};
 use crate::backend::{Backend, Op, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
+use crate::factor::equilibrate;
 use crate::{Error, Result, Scalar};
 
 /// The factorization that solves.
@@ -113,8 +114,12 @@ impl<T: Scalar> Matrix<T> {
     /// positive definite ([`Error::NotPositiveDefinite`]); LU with RFP storage
     /// ([`Error::InvalidArgument`]); an exactly zero LU pivot
     /// ([`Error::Singular`]); `rcond` below the unit roundoff of `T`
-    /// ([`Error::IllConditioned`]) unless `options.allow_ill_conditioned`.
-    /// Waits for the result.
+    /// ([`Error::IllConditioned`]) unless `options.allow_ill_conditioned`;
+    /// an `X` beyond the range of `T` ([`Error::Overflow`]). Waits for the
+    /// result.
+    ///
+    /// A matrix whose largest entry is outside `[√ω, √Ω]` is equilibrated
+    /// by powers of two first (see [`equilibrated`](Self::equilibrated)).
     pub fn solve_with(&self, b: &Matrix<T>, options: &SolveOptions) -> Result<Solution<T>> {
         self.check_with(b)?;
         let n = self.rows();
@@ -131,6 +136,55 @@ impl<T: Scalar> Matrix<T> {
         }
         self.refuse_non_finite("A")?;
         b.refuse_non_finite("B")?;
+        if !equilibrate::in_range::<T>(self.norm(Norm::Max)?.to_f64()) {
+            return self.equilibrated(b, options);
+        }
+        self.solve_as_is(b, options)
+    }
+
+    /// The solve of an equilibrated system, as LAPACK's `dgesvx`:
+    /// `A_s = diag(2^r)·A·diag(2^c)` (`dgeequb`; `r = c` from the diagonal,
+    /// `dpoequb`, when `A` is exactly symmetric, so that Cholesky still
+    /// applies), `A_s·Y = 2^r·B`, and `X = 2^c·Y`, all scalings exact.
+    /// `rcond` and the backward error are those of the equilibrated system,
+    /// which `dgesvx` reports too; the forward-error bound is that of `Y`
+    /// divided by `min c / max c`, which bounds the growth of a relative
+    /// 1-norm error through `X = 2^c·Y`.
+    fn equilibrated(&self, b: &Matrix<T>, options: &SolveOptions) -> Result<Solution<T>> {
+        let symmetric = match options.method {
+            Method::Lu => false,
+            Method::Auto => asymmetry(self)?.is_none(),
+            Method::Cholesky => match asymmetry(self)? {
+                Some((row, col)) => return Err(Error::NotSymmetric { row: row + 1, col: col + 1 }),
+                None => true,
+            },
+        };
+        let (mut a_s, mut b_s) = (self.try_clone()?, b.try_clone()?);
+        let scaling = with_backend!(self.device(), be => {
+            let s = if symmetric {
+                equilibrate::symmetric(be, a_s.view_mut()?)?
+            } else {
+                equilibrate::general(be, a_s.view_mut()?)?
+            };
+            equilibrate::scale_rows(be, &s.rows, b_s.view_mut()?)?;
+            s
+        });
+        // 2^r·B overflows only where X is within a factor n of overflowing.
+        if b_s.find_non_finite()?.is_some() {
+            return Err(Error::Overflow { what: "X".into() });
+        }
+        let mut solution = a_s.solve_as_is(&b_s, options)?;
+        with_backend!(self.device(), be => equilibrate::scale_rows(be, &scaling.cols, solution.x.view_mut()?))?;
+        if solution.x.find_non_finite()?.is_some() {
+            return Err(Error::Overflow { what: "X".into() });
+        }
+        solution.forward_error_bound /= scaling.col_ratio();
+        Ok(solution)
+    }
+
+    /// [`solve_with`](Self::solve_with) on `A` as it is, once the operands
+    /// are checked.
+    fn solve_as_is(&self, b: &Matrix<T>, options: &SolveOptions) -> Result<Solution<T>> {
         let a64 = in_f64(self)?;
         let a_norm = a64.norm(Norm::One)?;
 
@@ -163,6 +217,9 @@ impl<T: Scalar> Matrix<T> {
             Factor::Cholesky(f) => f.solve(b)?,
             Factor::Lu(f) => f.solve(b)?,
         };
+        if x.find_non_finite()?.is_some() {
+            return Err(Error::Overflow { what: "X".into() });
+        }
         let errors = Errors::of(&a64, a_norm, &*in_f64(b)?, &*in_f64(&x)?, rcond)?;
         Ok(Solution {
             x,

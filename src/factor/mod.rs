@@ -6,6 +6,8 @@ pub mod cholesky;
 // The Hager–Higham estimate of ‖A⁻¹‖₁ that every factorization's condition
 // estimate uses.
 pub mod condition;
+// Row and column scalings by powers of two (dgeequb, dpoequb).
+pub mod equilibrate;
 pub mod lu;
 // Householder QR.
 pub mod qr;

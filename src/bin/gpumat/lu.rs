@@ -82,10 +82,13 @@ pub fn inv(dev: &Device, args: &InvArgs) -> Result<()> {
     Ok(())
 }
 
-/// det A on stdout, sign and log|det A| on stderr (the product may
-/// overflow). A matrix singular to working precision, a zero pivot
-/// included, is exit code 2 saying so: its computed determinant is rounding
-/// error. Allowed, it prints what LU gives (0 for a zero pivot).
+/// det A on stdout as the shortest decimal that reads back to the same
+/// `f64` (`74`, `-15.999999999999998`, `1e300`); a determinant outside the
+/// normal range of `f64` as `mantissa × 2^exponent` (`1.5 × 2^6000`), which
+/// no program reads as a number by mistake. Sign and log|det A| on stderr.
+/// A matrix singular to working precision, a zero pivot included, is exit
+/// code 2 saying so: its computed determinant is rounding error. Allowed,
+/// it prints what LU gives (0 for a zero pivot).
 pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
     let a = read_matrix(dev, &args.a)?;
     match a.lu() {
@@ -94,9 +97,16 @@ pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
             if !args.allow_ill_conditioned {
                 check_rcond::<f64>(rcond)?;
             }
-            let (sign, log) = f.sign_log_abs_det()?;
-            println!("{:e}", sign * log.exp());
-            eprintln!("det: sign {sign}, log|det| {log:.17e}; condition estimate {:.2e}", 1.0 / rcond);
+            let d = f.determinant()?;
+            let (sign, log) = (d.sign(), d.ln_abs());
+            match d.value() {
+                Ok(v) => println!("{}", shortest(v)),
+                Err(e) => {
+                    println!("{d}");
+                    eprintln!("det: {e}; printed as mantissa × 2^exponent");
+                }
+            }
+            eprintln!("det: sign {sign}, log|det| {}; condition estimate {:.2e}", shortest(log), 1.0 / rcond);
             warn_if_ill_conditioned("det", "the determinant", rcond);
         }
         Err(Error::Singular { pivot }) if args.allow_ill_conditioned => {
@@ -106,6 +116,17 @@ pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
         Err(e) => return Err(e),
     }
     Ok(())
+}
+
+/// `x` in the fewest decimal digits that read back to it: positional for
+/// magnitudes in `[1e-5, 1e17)` (`74`, `0.001`), else scientific (`1e300`).
+fn shortest(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-5..1e17).contains(&x.abs()) {
+        // Rust's `{}` is the shortest round trip, positional, without "e".
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// The warning of every command that answers for an ill-conditioned `A`.

@@ -8,12 +8,14 @@
 //! the trailing matrix (`gemm`), where nearly all the work is.
 
 mod condition;
+mod determinant;
 mod factor;
 mod gauss_jordan;
 mod reconstruct;
 mod solve;
 
 pub use condition::rcond;
+pub use determinant::Determinant;
 pub use factor::{LuParams, factor_in_place};
 pub use gauss_jordan::{Echelon, rref_in_place};
 pub use reconstruct::reconstruct;
