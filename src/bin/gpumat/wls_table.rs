@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(long)]
     ill_conditioned: bool,
     /// The numbers of unknowns m (n = 2m observations each).
-    #[arg(long, value_delimiter = ',', default_values_t = [512, 1024, 1536, 2048])]
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 1024, 1536, 2048], value_parser = unknowns)]
     sizes: Vec<usize>,
     /// Seed of the random generator (the same seed gives the same problems).
     #[arg(long, default_value_t = 2008)]
@@ -24,6 +24,14 @@ pub struct Args {
     /// 1e-8); by default the scale-invariant test of LAPACK's dsposv.
     #[arg(long, value_name = "EPS")]
     tolerance: Option<f64>,
+}
+
+/// A number of unknowns whose problem has a size: `2m` and the `m × 2m`
+/// entries of A do not overflow (a usage error, not an abort).
+fn unknowns(s: &str) -> std::result::Result<usize, String> {
+    let m = s.trim().parse::<usize>().map_err(|e| format!("'{s}' is not a number of unknowns: {e}"))?;
+    wls_problem::dimensions(m).map_err(|e| e.to_string())?;
+    Ok(m)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -37,8 +45,8 @@ struct Uploaded {
 }
 
 fn upload(dev: &Device, seed: u64, m: usize, ill: bool) -> Result<Uploaded> {
-    let (a, d, b) = wls_problem::random(seed, m, ill);
-    let n = 2 * m;
+    let (a, d, b) = wls_problem::random(seed, m, ill)?;
+    let n = a.len() / m;
     Ok(Uploaded {
         a: dev.from_col_major(m, n, &a)?,
         b: dev.from_col_major(n, 1, &b)?,
@@ -58,6 +66,11 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         && !(eps > 0.0 && eps.is_finite())
     {
         return Err(Error::InvalidArgument(format!("--tolerance {eps}: must be a positive number")));
+    }
+    // Every size is checked before the first is solved: a size too large
+    // for the machine fails at once, not after the smaller ones.
+    for &m in &args.sizes {
+        wls_problem::fits(m)?;
     }
     let stopping = args.tolerance.map_or(Stopping::Backward, Stopping::Absolute);
     let mixed = WlsParams { stopping, ..WlsParams::default() };
