@@ -38,9 +38,10 @@ impl Table {
         match self.columns.iter().position(|c| c == name) {
             Some(k) => Ok(&self.data[k]),
             None => {
-                let available: Vec<String> = self.columns.iter().map(|c| format!("'{c}'")).collect();
+                let available: Vec<String> = self.columns.iter().map(|c| shown(c)).collect();
                 Err(Error::InvalidArgument(format!(
-                    "no column named '{name}'; the available columns are {}",
+                    "no column named {}; the available columns are {}",
+                    shown(name),
                     available.join(", ")
                 )))
             }
@@ -84,7 +85,7 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
             return Err(Error::parse(
                 name,
                 header_line,
-                format!("duplicate column name '{column}' (columns {} and {})", first + 1, k + 1),
+                format!("duplicate column name {} (columns {} and {})", shown(column), first + 1, k + 1),
             ));
         }
         columns.push(column.to_string());
@@ -113,17 +114,21 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
                     return Err(Error::parse(
                         name,
                         line,
-                        format!("column '{column}': non-finite value {}", shown(field)),
+                        format!("column {}: non-finite value {}", shown(column), shown(field)),
                     ));
                 }
                 Err(_) if field.is_empty() => {
-                    return Err(Error::parse(name, line, format!("column '{column}': empty field, expected a number")));
+                    return Err(Error::parse(
+                        name,
+                        line,
+                        format!("column {}: empty field, expected a number", shown(column)),
+                    ));
                 }
                 Err(_) => {
                     return Err(Error::parse(
                         name,
                         line,
-                        format!("column '{column}': {} is not a number", shown(field)),
+                        format!("column {}: {} is not a number", shown(column), shown(field)),
                     ));
                 }
             };
@@ -168,13 +173,16 @@ fn csv_error(name: &Path, e: ::csv::Error) -> Error {
     }
 }
 
-/// Quotes a field for an error message, shortened if long.
+/// Quotes a field for an error message, shortened if long, with control
+/// characters escaped: a quoted field may hold a line break, and an error is
+/// one line.
 fn shown(field: &str) -> String {
     const MAX: usize = 40;
+    let escape = |c: char| if c.is_control() { c.escape_debug().collect() } else { c.to_string() };
     if field.chars().count() > MAX {
-        let head: String = field.chars().take(MAX).collect();
+        let head: String = field.chars().take(MAX).map(escape).collect();
         format!("'{head}…'")
     } else {
-        format!("'{field}'")
+        format!("'{}'", field.chars().map(escape).collect::<String>())
     }
 }

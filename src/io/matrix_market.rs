@@ -369,12 +369,15 @@ impl<R: BufRead> Lines<'_, R> {
 }
 
 /// Quotes a token for an error message, shortened if long.
+/// Control characters are escaped: a stray carriage return inside a line
+/// must not break the one-line message.
 fn shown(token: &str) -> String {
+    let escape = |c: char| if c.is_control() { c.escape_debug().collect() } else { c.to_string() };
     if token.chars().count() > MAX_SHOWN {
-        let head: String = token.chars().take(MAX_SHOWN).collect();
+        let head: String = token.chars().take(MAX_SHOWN).map(escape).collect();
         format!("'{head}…'")
     } else {
-        format!("'{token}'")
+        format!("'{}'", token.chars().map(escape).collect::<String>())
     }
 }
 
