@@ -56,7 +56,7 @@ impl Cuda {
     /// asked.
     pub(super) fn buffer<E: Elem>(&self, len: usize, zeroed: bool) -> Result<CudaBuffer<E>> {
         let (free, _) = self.memory()?;
-        let bytes = len.checked_mul(size_of::<E>()).unwrap_or(usize::MAX);
+        let bytes = len.saturating_mul(size_of::<E>());
         if bytes > free {
             return Err(Error::OutOfDeviceMemory { requested: bytes, free });
         }
