@@ -135,8 +135,10 @@ pub enum Error {
     #[error("device error: {0}")]
     Device(String),
 
-    /// A device allocation did not fit.
-    #[error("out of device memory: asked for {requested} bytes, {free} bytes free")]
+    /// A device allocation did not fit: larger than the `free` memory, or
+    /// refused by the driver although `free` (read when it refused) was
+    /// larger. `requested` is `usize::MAX` when the size overflows.
+    #[error("out of device memory: the allocation {}", shortage(*.requested, *.free, "free", "the driver"))]
     OutOfDeviceMemory { requested: usize, free: usize },
 
     /// Reading or writing a file failed.
@@ -146,6 +148,37 @@ pub enum Error {
     /// A file's content is malformed.
     #[error("{}:{line}: {message}", path.display())]
     Parse { path: PathBuf, line: usize, message: String },
+
+    /// A host allocation for `what` did not fit: `needed` bytes (`usize::MAX`
+    /// when the size overflows) against the `available` memory (see
+    /// [`available_memory`](crate::backend::cpu::available_memory)), or
+    /// refused by the allocator although that much was available.
+    #[error("out of host memory: {what} {}", shortage(*.needed, *.available, "available", "the allocator"))]
+    OutOfHostMemory { what: String, needed: usize, available: usize },
+}
+
+/// `n` bytes for a message: exact, and in GiB for a reader.
+pub fn bytes(n: usize) -> String {
+    if n == usize::MAX {
+        "more than 2^64 bytes (the size overflows)".to_string()
+    } else {
+        format!("{n} bytes ({:.1} GiB)", n as f64 / (1u64 << 30) as f64)
+    }
+}
+
+/// Why an allocation of `needed` bytes failed with `have` bytes `state`: the
+/// request was larger, or `by` refused it anyway (a limit or fragmentation),
+/// so that a message never reads "asked for less than was free".
+fn shortage(needed: usize, have: usize, state: &str, by: &str) -> String {
+    if needed > have {
+        format!("needs {} but only {} are {state}", bytes(needed), bytes(have))
+    } else {
+        format!(
+            "needs {}; {by} refused it although {} were {state} (fragmentation, a memory-pool or a process limit)",
+            bytes(needed),
+            bytes(have)
+        )
+    }
 }
 
 /// The part of the CUDA stack that reported a failure.

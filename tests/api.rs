@@ -194,14 +194,27 @@ fn empty_matrices_are_valid_operands() {
 fn allocations_that_do_not_fit_are_errors_not_aborts() {
     // 2^48 entries of 8 bytes: more than any device or address space holds.
     let n = 1usize << 24;
-    match device().zeros::<f64>(n, n) {
-        Err(Error::OutOfDeviceMemory { requested, free }) => {
+    let dev = device();
+    match dev.zeros::<f64>(n, n) {
+        Err(Error::OutOfDeviceMemory { requested, free }) if !dev.is_cpu() => {
             assert_eq!(requested, n * n * 8);
             assert!(free < requested, "free {free} ≥ requested {requested}");
         }
-        other => panic!("expected OutOfDeviceMemory, got {other:?}"),
+        Err(Error::OutOfHostMemory { needed, available, .. }) if dev.is_cpu() => {
+            assert_eq!(needed, n * n * 8);
+            assert!(available < needed, "available {available} ≥ needed {needed}");
+        }
+        other => panic!("expected running out of the device's memory, got {other:?}"),
     }
-    assert!(device().zeros::<f64>(usize::MAX, 2).is_err(), "rows·cols overflow");
+    assert!(dev.zeros::<f64>(usize::MAX, 2).is_err(), "rows·cols overflow");
+    assert!(dev.zeros::<f64>(usize::MAX / 4, 2).is_err(), "bytes overflow");
+    // The identity is built on the host: an order whose square overflows, or
+    // whose copy there does not fit, is an error and not an abort.
+    for n in [1usize << 24, 1 << 33, usize::MAX] {
+        let e = dev.identity::<f64>(n).err().unwrap_or_else(|| panic!("identity({n}) allocated"));
+        assert!(matches!(e, Error::OutOfHostMemory { .. }), "identity({n}): {e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
 }
 
 #[test]

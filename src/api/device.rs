@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use faer::MatRef;
 
 use super::Matrix;
-use crate::backend::cpu::CpuBuffer;
+use crate::backend::cpu::{CpuBuffer, check_fits, matrix_bytes};
 use crate::backend::cuda::CudaBuffer;
 use crate::backend::{Backend, Cpu, Cuda, Tuning};
 use crate::{Elem, Error, Result, Scalar};
@@ -237,16 +237,21 @@ impl Device {
         self.from_col_major(a.nrows(), a.ncols(), &data)
     }
 
-    /// The `rows × cols` zero matrix.
+    /// The `rows × cols` zero matrix. A size that overflows or does not fit
+    /// in the device's memory is an error before anything is allocated.
     pub fn zeros<T: Scalar>(&self, rows: usize, cols: usize) -> Result<Matrix<T>> {
-        let len =
-            rows.checked_mul(cols).ok_or_else(|| Error::InvalidArgument(format!("{rows}×{cols} is too large")))?;
+        let len = rows
+            .checked_mul(cols)
+            .ok_or_else(|| Error::InvalidArgument(format!("a {rows}×{cols} matrix: rows × columns overflows")))?;
+        // The backend's allocation checks the size against its memory.
         let storage = with_backend!(self, be => be.wrap(be.alloc::<T>(len)?));
         Ok(Matrix::from_storage(self.clone(), rows, cols, storage))
     }
 
-    /// The `n × n` identity.
+    /// The `n × n` identity, built on the host: its copy there is checked
+    /// against the host's memory first, the device's copy by the backend.
     pub fn identity<T: Scalar>(&self, n: usize) -> Result<Matrix<T>> {
+        check_fits(|| format!("the {n}×{n} identity"), matrix_bytes(n, n, size_of::<T>()))?;
         let mut data = vec![T::ZERO; n * n];
         (0..n).for_each(|i| data[i * n + i] = T::ONE);
         self.from_col_major(n, n, &data)

@@ -7,7 +7,10 @@
 //! distinct; every row must have as many fields as the header; every field
 //! must be a finite number. Each violation is an [`Error::Parse`] naming the
 //! file, the 1-based line (the header is line 1) and, for a bad field, the
-//! column.
+//! column. The table grows with the file, and each growth is checked
+//! against the host's [available
+//! memory](crate::backend::cpu::available_memory) before it is allocated:
+//! a table too large for the machine is an error, not an abort.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -15,6 +18,7 @@ use std::path::Path;
 
 use ::csv::{ErrorKind, ReaderBuilder, StringRecord, Trim};
 
+use crate::backend::cpu::{check_fits, matrix_bytes};
 use crate::{Error, Result};
 
 /// A table of named numeric columns.
@@ -34,9 +38,10 @@ impl Table {
         match self.columns.iter().position(|c| c == name) {
             Some(k) => Ok(&self.data[k]),
             None => {
-                let available: Vec<String> = self.columns.iter().map(|c| format!("'{c}'")).collect();
+                let available: Vec<String> = self.columns.iter().map(|c| shown(c)).collect();
                 Err(Error::InvalidArgument(format!(
-                    "no column named '{name}'; the available columns are {}",
+                    "no column named {}; the available columns are {}",
+                    shown(name),
                     available.join(", ")
                 )))
             }
@@ -80,7 +85,7 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
             return Err(Error::parse(
                 name,
                 header_line,
-                format!("duplicate column name '{column}' (columns {} and {})", first + 1, k + 1),
+                format!("duplicate column name {} (columns {} and {})", shown(column), first + 1, k + 1),
             ));
         }
         columns.push(column.to_string());
@@ -88,6 +93,7 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
 
     let mut data: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
     let mut record = StringRecord::new();
+    let mut rows = 0usize;
     while rdr.read_record(&mut record).map_err(|e| csv_error(name, e))? {
         let line = line_of(&record);
         if record.len() != columns.len() {
@@ -97,6 +103,10 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
                 format!("expected {} fields as in the header, found {}", columns.len(), record.len()),
             ));
         }
+        if rows == data[0].capacity() {
+            grow(&mut data, name, line)?;
+        }
+        rows += 1;
         for ((field, column), values) in record.iter().zip(&columns).zip(&mut data) {
             let value = match field.parse::<f64>() {
                 Ok(v) if v.is_finite() => v,
@@ -104,17 +114,21 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
                     return Err(Error::parse(
                         name,
                         line,
-                        format!("column '{column}': non-finite value {}", shown(field)),
+                        format!("column {}: non-finite value {}", shown(column), shown(field)),
                     ));
                 }
                 Err(_) if field.is_empty() => {
-                    return Err(Error::parse(name, line, format!("column '{column}': empty field, expected a number")));
+                    return Err(Error::parse(
+                        name,
+                        line,
+                        format!("column {}: empty field, expected a number", shown(column)),
+                    ));
                 }
                 Err(_) => {
                     return Err(Error::parse(
                         name,
                         line,
-                        format!("column '{column}': {} is not a number", shown(field)),
+                        format!("column {}: {} is not a number", shown(column), shown(field)),
                     ));
                 }
             };
@@ -127,6 +141,19 @@ pub fn read_csv_from(reader: impl Read, name: &Path) -> Result<Table> {
         return Err(Error::parse(name, line, "no data rows after the header"));
     }
     Ok(Table { columns, data })
+}
+
+/// Doubles the room of every column, after checking that the whole table
+/// at that size fits in the available memory: the file's size is not known
+/// in advance, so each growth is checked before it is allocated.
+fn grow(data: &mut [Vec<f64>], name: &Path, line: usize) -> Result<()> {
+    let (rows, cols) = (data[0].capacity().max(4).saturating_mul(2), data.len());
+    check_fits(|| format!("a table of {rows} rows × {cols} columns"), matrix_bytes(rows, cols, size_of::<f64>()))
+        .map_err(|e| Error::parse(name, line, e.to_string()))?;
+    for column in data {
+        column.reserve_exact(rows - column.len());
+    }
+    Ok(())
 }
 
 /// The 1-based line where `record` starts.
@@ -146,13 +173,16 @@ fn csv_error(name: &Path, e: ::csv::Error) -> Error {
     }
 }
 
-/// Quotes a field for an error message, shortened if long.
+/// Quotes a field for an error message, shortened if long, with control
+/// characters escaped: a quoted field may hold a line break, and an error is
+/// one line.
 fn shown(field: &str) -> String {
     const MAX: usize = 40;
+    let escape = |c: char| if c.is_control() { c.escape_debug().collect() } else { c.to_string() };
     if field.chars().count() > MAX {
-        let head: String = field.chars().take(MAX).collect();
+        let head: String = field.chars().take(MAX).map(escape).collect();
         format!("'{head}…'")
     } else {
-        format!("'{field}'")
+        format!("'{}'", field.chars().map(escape).collect::<String>())
     }
 }

@@ -37,8 +37,11 @@
 //! - Symmetric and skew-symmetric matrices are expanded to both triangles in
 //!   [`MatrixMarket::data`].
 //! - Empty matrices (no rows or no columns) are valid. A matrix of more than
-//!   [`MAX_DENSE_ENTRIES`] entries is refused before anything is allocated,
-//!   since it is always stored dense.
+//!   [`MAX_DENSE_ENTRIES`] entries, or whose dense storage does not fit in
+//!   the host's [available memory](crate::backend::cpu::available_memory),
+//!   is refused before anything is allocated, since it is always stored
+//!   dense. The entries of an `array` file are read before the dense buffer
+//!   is taken, so a size line larger than the file costs nothing.
 //!
 //! Every malformed input is an [`Error::Parse`] naming the file and the
 //! 1-based line; the reader never panics. An error found only at the end of
@@ -59,6 +62,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::backend::cpu::{check_fits, matrix_bytes};
 use crate::{Error, Result};
 
 /// The largest number of entries (`rows × cols`) read or written: 2³¹, which
@@ -230,6 +234,31 @@ pub fn read_matrix_market_from(reader: impl BufRead, name: &Path) -> Result<Matr
             )));
         }
     };
+    // Checked before a dense buffer exists: Linux overcommits, so an
+    // allocation beyond the machine would succeed and the process die later.
+    check_fits(|| format!("the {rows}×{cols} matrix"), matrix_bytes(rows, cols, size_of::<f64>()))
+        .map_err(|e| Error::parse(name, size_line, e.to_string()))?;
+
+    let mut mm = MatrixMarket { rows, cols, data: Vec::new(), format, field, symmetry };
+    match format {
+        MmFormat::Array => {
+            // The entries are read before the dense buffer is taken, so that
+            // a size line that lies about a short file costs no more memory
+            // than the file's own entries.
+            let listed = read_array_entries(&mut lines, &mm)?;
+            mm.data = dense(name, size_line, len, rows, cols)?;
+            place_array_entries(&mut mm, listed);
+        }
+        MmFormat::Coordinate => {
+            mm.data = dense(name, size_line, len, rows, cols)?;
+            read_coordinate_entries(&mut lines, &mut mm, nnz)?;
+        }
+    }
+    Ok(mm)
+}
+
+/// A zeroed dense buffer of `len` entries, or a parse error at the size line.
+fn dense(name: &Path, size_line: usize, len: usize, rows: usize, cols: usize) -> Result<Vec<f64>> {
     let mut data = Vec::new();
     if data.try_reserve_exact(len).is_err() {
         return Err(Error::parse(
@@ -239,13 +268,7 @@ pub fn read_matrix_market_from(reader: impl BufRead, name: &Path) -> Result<Matr
         ));
     }
     data.resize(len, 0.0);
-
-    let mut mm = MatrixMarket { rows, cols, data, format, field, symmetry };
-    match format {
-        MmFormat::Array => read_array_entries(&mut lines, &mut mm)?,
-        MmFormat::Coordinate => read_coordinate_entries(&mut lines, &mut mm, nnz)?,
-    }
-    Ok(mm)
+    Ok(data)
 }
 
 /// A line-by-line reader that knows the current 1-based line number.
@@ -346,12 +369,15 @@ impl<R: BufRead> Lines<'_, R> {
 }
 
 /// Quotes a token for an error message, shortened if long.
+/// Control characters are escaped: a stray carriage return inside a line
+/// must not break the one-line message.
 fn shown(token: &str) -> String {
+    let escape = |c: char| if c.is_control() { c.escape_debug().collect() } else { c.to_string() };
     if token.chars().count() > MAX_SHOWN {
-        let head: String = token.chars().take(MAX_SHOWN).collect();
+        let head: String = token.chars().take(MAX_SHOWN).map(escape).collect();
         format!("'{head}…'")
     } else {
-        format!("'{token}'")
+        format!("'{}'", token.chars().map(escape).collect::<String>())
     }
 }
 
@@ -458,48 +484,63 @@ fn parse_value(token: &str, field: MmField) -> std::result::Result<f64, String> 
     if value.is_finite() { Ok(value) } else { Err(format!("non-finite value {}", shown(token))) }
 }
 
-fn read_array_entries<R: BufRead>(lines: &mut Lines<'_, R>, mm: &mut MatrixMarket) -> Result<()> {
+/// The listed values of an array file, in file order: exactly as many as the
+/// size line declares, or an error. The vector grows with the file, never
+/// beyond the declared count.
+fn read_array_entries<R: BufRead>(lines: &mut Lines<'_, R>, mm: &MatrixMarket) -> Result<Vec<f64>> {
     let (m, n) = (mm.rows, mm.cols);
-    // Listed entries, and the first listed position (row i, column j).
-    let (expected, mut i, mut j) = match mm.symmetry {
-        MmSymmetry::General => (m * n, 0, 0),
-        MmSymmetry::Symmetric => (n * (n + 1) / 2, 0, 0),
-        MmSymmetry::SkewSymmetric => (n * n.saturating_sub(1) / 2, 1, 0),
+    let expected = match mm.symmetry {
+        MmSymmetry::General => m * n,
+        MmSymmetry::Symmetric => n * (n + 1) / 2,
+        MmSymmetry::SkewSymmetric => n * n.saturating_sub(1) / 2,
     };
-    let mut found = 0usize;
+    let mut listed: Vec<f64> = Vec::new();
     while lines.next_content()? {
         let mut tokens = lines.text.split_ascii_whitespace();
         let token = tokens.next().unwrap_or("");
         let extra = tokens.count();
-        if found == expected {
+        if listed.len() == expected {
             return Err(lines.too_many(expected));
         }
         if extra > 0 {
             return Err(lines.error(format!("expected one value per line in array format, found {}", extra + 1)));
         }
         let value = parse_value(token, mm.field).map_err(|msg| lines.error(msg))?;
-        mm.data[i + j * m] = value;
-        found += 1;
-        // Advance to the next listed position, column by column.
-        i += 1;
-        if i == m {
-            j += 1;
-            i = match mm.symmetry {
-                MmSymmetry::General => 0,
-                MmSymmetry::Symmetric => j,
-                MmSymmetry::SkewSymmetric => j + 1,
-            };
+        if listed.len() == listed.capacity() {
+            // Doubling, capped at the declared count: no slack at the end.
+            listed.reserve_exact(listed.capacity().max(1024).min(expected - listed.len()));
+        }
+        listed.push(value);
+    }
+    if listed.len() < expected {
+        return Err(lines.too_few(expected, listed.len()));
+    }
+    Ok(listed)
+}
+
+/// Puts the `listed` values of an array file (column by column: all of a
+/// general matrix, the lower or strictly lower triangle of a symmetric or
+/// skew-symmetric one) into the zeroed dense `mm.data`.
+fn place_array_entries(mm: &mut MatrixMarket, listed: Vec<f64>) {
+    let n = mm.cols;
+    let first_row = match mm.symmetry {
+        MmSymmetry::General => {
+            mm.data = listed;
+            return;
+        }
+        MmSymmetry::Symmetric => 0,
+        MmSymmetry::SkewSymmetric => 1,
+    };
+    let mut values = listed.into_iter();
+    for j in 0..n {
+        for (i, v) in (j + first_row..n).zip(values.by_ref()) {
+            mm.data[i + j * n] = v;
         }
     }
-    if found < expected {
-        return Err(lines.too_few(expected, found));
-    }
     match mm.symmetry {
-        MmSymmetry::General => {}
         MmSymmetry::Symmetric => mirror(&mut mm.data, n, |v| v),
-        MmSymmetry::SkewSymmetric => mirror(&mut mm.data, n, |v| -v),
+        _ => mirror(&mut mm.data, n, |v| -v),
     }
-    Ok(())
 }
 
 fn read_coordinate_entries<R: BufRead>(lines: &mut Lines<'_, R>, mm: &mut MatrixMarket, expected: usize) -> Result<()> {

@@ -2,6 +2,7 @@
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
 mod lu;
+mod memory;
 mod residual;
 mod scaled_gram;
 
@@ -19,6 +20,8 @@ use rayon::prelude::*;
 use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, View, ViewMut, check};
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
+
+pub use memory::{available_memory, check_fits, matrix_bytes};
 
 mod qr;
 
@@ -52,6 +55,10 @@ impl Cpu {
         self.par.degree()
     }
 }
+
+/// Buffers from this many bytes on are checked against the available
+/// memory before they are allocated.
+const CHECKED_BYTES: usize = 64 << 20;
 
 /// Alignment of host buffers in bytes: faer aligns its own matrices so, and
 /// its SIMD kernels take faster paths on aligned columns.
@@ -96,8 +103,17 @@ impl<E: Elem> CpuBuffer<E> {
     /// `len` entries, zero-filled (all-zero bits are `0` for every `Elem`)
     /// or left uninitialized for the caller to fill at once.
     fn new(len: usize, zeroed: bool) -> Result<Self> {
-        let oom =
-            || Error::OutOfDeviceMemory { requested: len.saturating_mul(size_of::<E>()), free: available_memory() };
+        let bytes = matrix_bytes(len, 1, size_of::<E>());
+        let what = || format!("a buffer of {len} entries");
+        // Small buffers skip the check: it reads /proc, and they fit.
+        if bytes.is_none_or(|b| b >= CHECKED_BYTES) {
+            check_fits(what, bytes)?;
+        }
+        let oom = || Error::OutOfHostMemory {
+            what: what(),
+            needed: bytes.unwrap_or(usize::MAX),
+            available: available_memory(),
+        };
         let layout = Self::layout(len).ok_or_else(oom)?;
         if layout.size() == 0 {
             return Ok(CpuBuffer { ptr: NonNull::dangling(), len });
@@ -116,17 +132,6 @@ impl<E> Drop for CpuBuffer<E> {
             unsafe { alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
         }
     }
-}
-
-/// `MemAvailable` from `/proc/meminfo`, or 0 where that cannot be read.
-fn available_memory() -> usize {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-            line.split_whitespace().nth(1)?.parse::<usize>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
 }
 
 fn mat<'a, T: Scalar>(v: View<'a, Cpu, T>) -> MatRef<'a, T> {
@@ -483,8 +488,12 @@ impl Backend for Cpu {
         let mut work = Mat::<T>::from_fn(n, n, |i, j| if i >= j { lower[(i, j)] } else { T::ZERO });
         let par = if n >= 256 { self.par } else { Par::Seq };
         let params = Default::default();
-        let mut mem = MemBuffer::try_new(llt::factor::cholesky_in_place_scratch::<T>(n, par, params))
-            .map_err(|_| Error::OutOfDeviceMemory { requested: 0, free: available_memory() })?;
+        let scratch = llt::factor::cholesky_in_place_scratch::<T>(n, par, params);
+        let mut mem = MemBuffer::try_new(scratch).map_err(|_| Error::OutOfHostMemory {
+            what: format!("the workspace of a Cholesky factorization of order {n}"),
+            needed: scratch.size_bytes(),
+            available: available_memory(),
+        })?;
         let result =
             llt::factor::cholesky_in_place(work.as_mut(), Default::default(), par, MemStack::new(&mut mem), params);
         for j in 0..n {

@@ -51,16 +51,19 @@ impl Cuda {
     }
 
     /// `len` entries of device memory, zero-filled or (for the caller to
-    /// overwrite at once) not. A request larger than the free memory is
-    /// `OutOfDeviceMemory` before the driver is asked.
+    /// overwrite at once) not. A request larger than the free memory (or
+    /// whose size overflows) is `OutOfDeviceMemory` before the driver is
+    /// asked.
     pub(super) fn buffer<E: Elem>(&self, len: usize, zeroed: bool) -> Result<CudaBuffer<E>> {
-        let bytes =
-            len.checked_mul(size_of::<E>()).ok_or(Error::OutOfDeviceMemory { requested: usize::MAX, free: 0 })?;
         let (free, _) = self.memory()?;
-        let oom = || Error::OutOfDeviceMemory { requested: bytes, free };
+        let bytes = len.saturating_mul(size_of::<E>());
         if bytes > free {
-            return Err(oom());
+            return Err(Error::OutOfDeviceMemory { requested: bytes, free });
         }
+        // The driver may still refuse (fragmentation, a pool limit, another
+        // process): report what was free when it did, and the message says
+        // that the request was refused although it was smaller.
+        let oom = || Error::OutOfDeviceMemory { requested: bytes, free: self.memory().map_or(free, |m| m.0) };
         // SAFETY: an uninitialized buffer is written by the caller before any read.
         let mem = if zeroed {
             self.stream.alloc_zeros::<u8>(bytes.max(1))

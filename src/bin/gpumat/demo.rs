@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use faer::Mat;
+use gpumat::backend::cpu::{check_fits, matrix_bytes};
 use gpumat::{Device, Error, Result, Sym};
 
 use crate::stdout::outln;
@@ -13,14 +14,37 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 #[derive(clap::Args)]
 pub struct Args {
     /// Rows of A (the order of A·D²·Aᵀ).
-    #[arg(long, default_value_t = 1000, value_parser = positive_count)]
+    #[arg(long, default_value_t = 1000, value_parser = order)]
     m: usize,
     /// Columns of A (observations).
-    #[arg(long, default_value_t = 2000, value_parser = positive_count)]
+    #[arg(long, default_value_t = 2000, value_parser = order)]
     n: usize,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+/// Copies of A (m × n) and of G (m × m) that the demo holds at once at
+/// most, counting the device's: the host data, the products, the RFP round
+/// trip and faer's reference.
+const COPIES_OF_A: usize = 3;
+const COPIES_OF_G: usize = 5;
+
+/// A dimension whose square matrix of `f64` has a size in bytes: a larger
+/// one is a usage error, before any memory is taken.
+fn order(s: &str) -> std::result::Result<usize, String> {
+    let k = positive_count(s)?;
+    match matrix_bytes(k, k, size_of::<f64>()) {
+        Some(_) => Ok(k),
+        None => Err(format!("{k}: a {k}×{k} matrix has more bytes than an address space")),
+    }
+}
+
+/// Bytes the demo holds at once for `m × n`, or `None` on overflow.
+fn footprint(m: usize, n: usize) -> Option<usize> {
+    let a = matrix_bytes(m, n, size_of::<f64>())?.checked_mul(COPIES_OF_A)?;
+    let g = matrix_bytes(m, m, size_of::<f64>())?.checked_mul(COPIES_OF_G)?;
+    a.checked_add(g)
 }
 
 fn timed<R>(f: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
@@ -31,6 +55,7 @@ fn timed<R>(f: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
 
 pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let (m, n) = (args.m, args.n);
+    check_fits(|| format!("the demo on a {m}×{n} matrix A (A three times and A·D²·Aᵀ five)"), footprint(m, n))?;
     let mut rng = StdRng::seed_from_u64(args.seed);
     let a_host = Mat::<f64>::from_fn(m, n, |_, _| rng.random());
     let d_host: Vec<f64> = (0..n).map(|_| rng.random()).collect();
@@ -60,7 +85,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         dev.synchronize()?;
         Ok(g)
     })?;
-    let gflops = (m * m * n) as f64 / (t_syrk * 1e6);
+    let gflops = m as f64 * m as f64 * n as f64 / (t_syrk * 1e6);
     outln!("  G = (AD)(AD)ᵀ, lower triangle only       {t_syrk:9.2} ms  ({gflops:.1} GFLOP/s)")?;
 
     let (packed, t_pack) = timed(|| g.to_rfp())?;

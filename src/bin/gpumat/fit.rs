@@ -6,6 +6,7 @@ use std::f64::consts::TAU;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use gpumat::backend::cpu::{check_fits, matrix_bytes};
 use gpumat::io::read_csv;
 use gpumat::{Device, Error, Result};
 
@@ -36,6 +37,16 @@ impl FromStr for Basis {
         let count = |p: &str, what: &str| {
             p.trim().parse::<usize>().map_err(|_| bad(&format!("{what} '{p}' is not a whole number")))
         };
+        // K harmonics are 2K + 1 functions, which need as many data points:
+        // the smallest design, (2K + 1)², must have a size and fit in memory.
+        let harmonics = |k: &str| -> std::result::Result<usize, String> {
+            let k = count(k, "the number of harmonics")?;
+            let functions = k.checked_mul(2).and_then(|f| f.checked_add(1));
+            let design = functions.and_then(|f| matrix_bytes(f, f, size_of::<f64>()));
+            check_fits(|| format!("the smallest design of {k} harmonics, {0} × {0}", 2 * k as u128 + 1), design)
+                .map_err(|e| bad(&format!("too many harmonics ({e})")))?;
+            Ok(k)
+        };
         match parts.as_slice() {
             ["poly", d] => {
                 let degree = count(d, "the degree")?;
@@ -44,11 +55,11 @@ impl FromStr for Basis {
                 }
                 Ok(Basis::Poly { degree })
             }
-            ["fourier", k] => Ok(Basis::Fourier { harmonics: count(k, "the number of harmonics")?, period: None }),
+            ["fourier", k] => Ok(Basis::Fourier { harmonics: harmonics(k)?, period: None }),
             ["fourier", k, p] => {
                 let period = p.trim().parse::<f64>().ok().filter(|p| p.is_finite() && *p > 0.0);
                 let period = period.ok_or_else(|| bad(&format!("the period '{p}' is not a positive number")))?;
-                Ok(Basis::Fourier { harmonics: count(k, "the number of harmonics")?, period: Some(period) })
+                Ok(Basis::Fourier { harmonics: harmonics(k)?, period: Some(period) })
             }
             _ => Err(bad("unknown form")),
         }

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use gpumat::io::{self, MatrixMarket, MmWriteOptions};
 use gpumat::{Device, Error, Matrix, Result};
 
-/// A Matrix Market file on the host; empty matrices refused.
+/// A Matrix Market file on the host; empty matrices refused. The reader
+/// checks the dense size against the available memory before it allocates;
+/// a caller uploads the result and drops it before computing.
 pub fn read_host(path: &Path) -> Result<MatrixMarket> {
     let mm = io::read_matrix_market(path)?;
     if mm.rows == 0 || mm.cols == 0 {
@@ -15,9 +17,13 @@ pub fn read_host(path: &Path) -> Result<MatrixMarket> {
 }
 
 /// A Matrix Market file as an `f64` matrix on `dev`; empty matrices refused.
+/// The host copy is freed as soon as it is uploaded, so that a command
+/// never holds the input twice while it computes.
 pub fn read_matrix(dev: &Device, path: &Path) -> Result<Matrix<f64>> {
     let mm = read_host(path)?;
-    dev.from_col_major(mm.rows, mm.cols, &mm.data)
+    let a = dev.from_col_major(mm.rows, mm.cols, &mm.data);
+    drop(mm);
+    a
 }
 
 /// Writes `a` as a Matrix Market `array` with round-trip precision, to

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use gpumat::io::MatrixMarket;
-use gpumat::{Device, Error, Result, Scalar};
+use gpumat::{Device, Error, Matrix, Result, Scalar};
 
 use crate::input::{read_host, write_matrix};
 use crate::solve::Precision;
@@ -46,6 +46,14 @@ pub fn vector(mm: &MatrixMarket, path: &std::path::Path, what: &str, len: usize)
     Ok(mm.data.clone())
 }
 
+/// `data` rounded to `T` as an `r × c` matrix on `dev`. It takes the host
+/// copy and frees it once uploaded; for `f64` the rounding reuses its
+/// buffer, so the input is never held twice on the host beyond the upload.
+fn upload<T: Scalar>(dev: &Device, data: Vec<f64>, r: usize, c: usize) -> Result<Matrix<T>> {
+    let data: Vec<T> = data.into_iter().map(T::from_f64).collect();
+    dev.from_col_major(r, c, &data)
+}
+
 /// Solves in `T` on `dev`; the solution in `f64`, the condition estimate,
 /// the residual norm and the refinement steps.
 pub fn solve_in<T: Scalar>(
@@ -55,12 +63,19 @@ pub fn solve_in<T: Scalar>(
     b: &[f64],
     w: Option<&[f64]>,
 ) -> Result<gpumat::LstsqSolution<T>> {
-    let up = |v: &[f64], r: usize, c: usize| {
-        let data: Vec<T> = v.iter().map(|&x| T::from_f64(x)).collect();
-        dev.from_col_major(r, c, &data)
-    };
-    let w = w.map(|w| up(w, m, 1)).transpose()?;
-    gpumat::lstsq(&up(a, m, n)?, &up(b, m, 1)?, w.as_ref())
+    solve_owned(dev, upload(dev, a.to_vec(), m, n)?, b, w)
+}
+
+/// Solves with `A` already on `dev`.
+fn solve_owned<T: Scalar>(
+    dev: &Device,
+    a: Matrix<T>,
+    b: &[f64],
+    w: Option<&[f64]>,
+) -> Result<gpumat::LstsqSolution<T>> {
+    let m = a.rows();
+    let w = w.map(|w| upload(dev, w.to_vec(), m, 1)).transpose()?;
+    gpumat::lstsq(&a, &upload(dev, b.to_vec(), m, 1)?, w.as_ref())
 }
 
 pub fn run(dev: &Device, args: &Args) -> Result<()> {
@@ -69,13 +84,14 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let b = vector(&read_host(&args.b)?, &args.b, "b", m)?;
     let w = args.weights.as_ref().map(|p| read_host(p).and_then(|mm| vector(&mm, p, "the weights", m))).transpose()?;
     let start = Instant::now();
+    // A's host copy goes to the device and is freed before the solve.
     let (x, condition, residual, steps) = match args.precision {
         Precision::F64 => {
-            let s = solve_in::<f64>(dev, &a.data, (m, n), &b, w.as_deref())?;
+            let s = solve_owned::<f64>(dev, upload(dev, a.data, m, n)?, &b, w.as_deref())?;
             (s.x_host, s.condition, s.residual_norm, s.iterations)
         }
         Precision::F32 => {
-            let s = solve_in::<f32>(dev, &a.data, (m, n), &b, w.as_deref())?;
+            let s = solve_owned::<f32>(dev, upload(dev, a.data, m, n)?, &b, w.as_deref())?;
             (s.x_host, s.condition, s.residual_norm, s.iterations)
         }
     };

@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long)]
     ill_conditioned: bool,
     /// The numbers of unknowns m (n = 2m observations each).
-    #[arg(long, value_delimiter = ',', default_values_t = [512, 1024, 1536, 2048], value_parser = positive_count)]
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 1024, 1536, 2048], value_parser = unknowns)]
     sizes: Vec<usize>,
     /// Seed of the random generator (the same seed gives the same problems).
     #[arg(long, default_value_t = 2008)]
@@ -27,6 +27,14 @@ pub struct Args {
     /// 1e-8); by default the scale-invariant test of LAPACK's dsposv.
     #[arg(long, value_name = "EPS", value_parser = positive_number)]
     tolerance: Option<f64>,
+}
+
+/// A number of unknowns whose problem has a size: `2m` and the `m × 2m`
+/// entries of A do not overflow (a usage error, not an abort).
+fn unknowns(s: &str) -> std::result::Result<usize, String> {
+    let m = positive_count(s)?;
+    wls_problem::dimensions(m).map_err(|e| e.to_string())?;
+    Ok(m)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -40,8 +48,8 @@ struct Uploaded {
 }
 
 fn upload(dev: &Device, seed: u64, m: usize, ill: bool) -> Result<Uploaded> {
-    let (a, d, b) = wls_problem::random(seed, m, ill);
-    let n = 2 * m;
+    let (a, d, b) = wls_problem::random(seed, m, ill)?;
+    let n = a.len() / m;
     Ok(Uploaded {
         a: dev.from_col_major(m, n, &a)?,
         b: dev.from_col_major(n, 1, &b)?,
@@ -54,6 +62,11 @@ fn solve(p: &Uploaded, params: WlsParams) -> Result<WlsSolution> {
 }
 
 pub fn run(dev: &Device, args: &Args) -> Result<()> {
+    // Every size is checked before the first is solved: a size too large
+    // for the machine fails at once, not after the smaller ones.
+    for &m in &args.sizes {
+        wls_problem::fits(m)?;
+    }
     let stopping = args.tolerance.map_or(Stopping::Backward, Stopping::Absolute);
     let mixed = WlsParams { stopping, ..WlsParams::default() };
     let fp64 = WlsParams { precision: Precision::F64, ..WlsParams::default() };

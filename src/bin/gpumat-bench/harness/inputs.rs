@@ -40,7 +40,7 @@ pub type WlsProblem = (WlsData<Vec<f64>>, WlsData<CudaBuffer<f64>>);
 /// The random problem of Jung & O'Leary's Table 1 with `m` unknowns (seed
 /// 2008, as `gpumat wls-table`), on the host and on the device.
 pub fn wls_problem(cuda: &Cuda, m: usize) -> Result<WlsProblem> {
-    let (a, d, b) = wls_problem::random(2008, m, false);
+    let (a, d, b) = wls_problem::random(2008, m, false)?;
     let device = (cuda.upload(&a)?, cuda.upload(&d)?, cuda.upload(&b)?);
     Ok(((a, d, b), device))
 }
