@@ -131,6 +131,7 @@ fn writers(dir: &std::path::Path) -> Vec<Vec<String>> {
         vec!["wls-table", "--sizes", "8"],
         vec!["rref", &spd],
         vec!["inv", &spd],
+        vec!["det", &spd],
     ]
     .iter()
     .map(|v| v.iter().map(|s| s.to_string()).collect())

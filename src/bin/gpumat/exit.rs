@@ -48,7 +48,9 @@ impl Failure {
                 | Error::Singular { .. }
                 | Error::NotConverged { .. }
                 | Error::RankDeficient { .. }
-                | Error::IllConditioned { .. } => NUMERICAL,
+                | Error::IllConditioned { .. }
+                | Error::Overflow { .. }
+                | Error::Underflow { .. } => NUMERICAL,
                 // Readers refuse NaN and infinity in files (a parse error
                 // naming the line), so a non-finite value met later was made
                 // by arithmetic: an overflow.

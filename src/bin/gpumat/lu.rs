@@ -4,10 +4,12 @@
 use std::path::PathBuf;
 
 use gpumat::api::check_rcond;
-use gpumat::io::{self, MmWriteOptions};
+use gpumat::io::MmWriteOptions;
 use gpumat::{Device, Error, Result, Scalar};
 
-use crate::input::{read_matrix, write_matrix};
+use crate::input::{read_matrix, write_host, write_matrix};
+use crate::stdout::outln;
+use crate::values::non_negative_number;
 
 #[derive(clap::Args)]
 pub struct RrefArgs {
@@ -15,7 +17,7 @@ pub struct RrefArgs {
     a: PathBuf,
     /// Entries of magnitude at most this count as zero when choosing pivots
     /// [default: max(m, n)·ε·‖A‖∞, as MATLAB's rref].
-    #[arg(long)]
+    #[arg(long, value_parser = non_negative_number)]
     tol: Option<f64>,
     /// Where to write the RREF (Matrix Market array); stdout when absent.
     #[arg(short, long, value_name = "R.mtx")]
@@ -49,19 +51,13 @@ pub struct DetArgs {
 /// the file's comment and on stderr.
 pub fn rref(dev: &Device, args: &RrefArgs) -> Result<()> {
     let a = read_matrix(dev, &args.a)?;
-    if let Some(t) = args.tol.filter(|t| t.is_nan() || *t < 0.0) {
-        return Err(Error::InvalidArgument(format!("--tol must be a non-negative number, is {t}")));
-    }
     let r = a.rref(args.tol)?;
     let pivots: Vec<String> = r.pivots.iter().map(|c| (c + 1).to_string()).collect();
     let summary = format!("rank {}\npivot columns {}", r.rank, pivots.join(" "));
     let data = r.matrix.to_host()?;
     let opts = MmWriteOptions { comment: Some(summary.clone()), ..Default::default() };
     let (m, n) = r.matrix.shape();
-    match &args.output {
-        Some(p) => io::write_matrix_market(p, m, n, &data, &opts)?,
-        None => io::write_matrix_market_to(std::io::stdout().lock(), m, n, &data, &opts)?,
-    }
+    write_host(m, n, &data, &opts, args.output.as_ref())?;
     eprintln!("rref: {m}×{n}, {}", summary.replace('\n', ", "));
     Ok(())
 }
@@ -77,7 +73,7 @@ pub fn inv(dev: &Device, args: &InvArgs) -> Result<()> {
     }
     let x = f.solve(&dev.identity(a.rows())?)?;
     write_matrix(&x, args.output.as_ref())?;
-    eprintln!("inv: {0}×{0} on {1}; condition estimate {2:.2e}", a.rows(), dev.describe(), 1.0 / rcond);
+    eprintln!("inv: {0}×{0} on {1}; condition estimate {2:.2e}", a.rows(), dev.short_name(), 1.0 / rcond);
     warn_if_ill_conditioned("inv", "the inverse", rcond);
     Ok(())
 }
@@ -100,9 +96,9 @@ pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
             let d = f.determinant()?;
             let (sign, log) = (d.sign(), d.ln_abs());
             match d.value() {
-                Ok(v) => println!("{}", shortest(v)),
+                Ok(v) => outln!("{}", shortest(v))?,
                 Err(e) => {
-                    println!("{d}");
+                    outln!("{d}")?;
                     eprintln!("det: {e}; printed as mantissa × 2^exponent");
                 }
             }
@@ -110,7 +106,7 @@ pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
             warn_if_ill_conditioned("det", "the determinant", rcond);
         }
         Err(Error::Singular { pivot }) if args.allow_ill_conditioned => {
-            println!("0");
+            outln!("0")?;
             eprintln!("det: A is singular (pivot {pivot} is zero)");
         }
         Err(e) => return Err(e),
