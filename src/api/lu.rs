@@ -9,8 +9,8 @@
 //! or determinant beyond the range of the precision) is an error, never an
 //! infinity or NaN returned as an answer.
 
-use super::Matrix;
 use super::device::{Resident, Storage};
+use super::{Matrix, validate};
 use crate::backend::{Backend, Block, BufferMut, Norm, Op, Pivoting, View, ViewMut};
 use crate::factor::equilibrate::{self, Scaling};
 use crate::factor::lu::{self, Determinant, LuParams};
@@ -42,22 +42,6 @@ pub struct Rref<T: Scalar> {
 }
 
 impl<T: Scalar> Matrix<T> {
-    pub(crate) fn square(&self, op: &'static str) -> Result<usize> {
-        self.storage()?;
-        if self.rows() != self.cols() {
-            return Err(Error::dims(op, format!("A must be square, is {}×{}", self.rows(), self.cols())));
-        }
-        Ok(self.rows())
-    }
-
-    pub(crate) fn refuse_non_finite(&self, what: &str) -> Result<()> {
-        if let Some((i, j)) = self.find_non_finite()? {
-            let value = self.entry(i, j)?.to_f64();
-            return Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value });
-        }
-        Ok(())
-    }
-
     /// The LU factorization with partial pivoting, `P·A = L·U`; or
     /// `Singular` naming the first zero pivot (1-based). A NaN or infinity
     /// in `A` is refused before any work. Waits for the result.
@@ -70,7 +54,7 @@ impl<T: Scalar> Matrix<T> {
     /// magnitude `≤ n·ε·max|aᵢⱼ|` is refused as `Singular` rather than
     /// divided by.
     pub fn lu_unpivoted(&self) -> Result<Lu<T>> {
-        let n = self.square("lu")?;
+        let n = validate::square("lu", self)?;
         let tol = n as f64 * T::EPSILON.to_f64() * self.norm(Norm::Max)?.to_f64();
         self.lu_with(Pivoting::None { tol }, LuParams::for_order(n))
     }
@@ -82,8 +66,8 @@ impl<T: Scalar> Matrix<T> {
     /// reconstruction undo the scaling exactly. Unpivoted LU's tolerance is
     /// in `A`'s own units, so it factors `A` as it is.
     pub fn lu_with(&self, pivoting: Pivoting, params: LuParams) -> Result<Lu<T>> {
-        let n = self.square("lu")?;
-        self.refuse_non_finite("A")?;
+        let n = validate::square("lu", self)?;
+        validate::finite("A", self)?;
         let mut data = self.try_clone()?;
         let scaling = if pivoting == Pivoting::Partial && !equilibrate::in_range::<T>(self.norm(Norm::Max)?.to_f64()) {
             Some(with_backend!(self.device(), be => equilibrate::general(be, data.view_mut()?))?)
@@ -116,7 +100,7 @@ impl<T: Scalar> Matrix<T> {
     /// the inverse of such a matrix anyway. An inverse with an entry beyond
     /// the range of `T` is [`Error::Overflow`].
     pub fn inverse(&self) -> Result<Matrix<T>> {
-        let n = self.square("inverse")?;
+        let n = validate::square("inverse", self)?;
         let f = self.lu()?;
         super::check_rcond::<T>(f.rcond()?)?;
         f.solve(&self.device().identity(n)?).map_err(|e| match e {
@@ -159,7 +143,7 @@ impl<T: Scalar> Matrix<T> {
         if let Some(t) = tol.filter(|t| t.is_nan() || *t < 0.0) {
             return Err(Error::InvalidArgument(format!("the rref tolerance must be a non-negative number, is {t}")));
         }
-        self.refuse_non_finite("A")?;
+        validate::finite("A", self)?;
         let (m, n) = self.shape();
         let amax = self.norm(Norm::Max)?.to_f64();
         let k = if equilibrate::in_range::<T>(amax) { 0 } else { equilibrate::uniform::<T>(amax) };
@@ -181,13 +165,13 @@ impl<T: Scalar> Matrix<T> {
     /// `X` with `A·X = B` by Gauss-Jordan elimination of `[A | B]`; exactly
     /// singular `A` gives `Singular` naming the first column without a pivot.
     pub fn solve_gauss_jordan(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
-        let n = self.square("solve_gauss_jordan")?;
+        let n = validate::square("solve_gauss_jordan", self)?;
         self.check_with(b)?;
         if b.rows() != n {
             return Err(Error::dims("solve_gauss_jordan", format!("A is {n}×{n} but B is {}×{}", b.rows(), b.cols())));
         }
-        self.refuse_non_finite("A")?;
-        b.refuse_non_finite("B")?;
+        validate::finite("A", self)?;
+        validate::finite("B", b)?;
         let k = b.cols();
         with_backend!(self.device(), be => {
             let mut ab = be.alloc::<T>(n * (n + k))?;
@@ -248,7 +232,7 @@ impl<T: Scalar> Lu<T> {
         if b.rows() != self.n {
             return Err(Error::dims("Lu::solve", format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols())));
         }
-        b.refuse_non_finite("B")?;
+        validate::finite("B", b)?;
         let mut x = b.try_clone()?;
         let n = self.n;
         // A = 2^−r·A_s·2^−c: A·X = B is A_s·(2^−c·X) = 2^r·B, and

@@ -8,7 +8,7 @@ use std::any::Any;
 use std::borrow::Cow;
 
 use super::device::Resident;
-use super::{Cholesky, Lu, Matrix, Norm, SymStorage, packed_layout};
+use super::{Cholesky, Lu, Matrix, Norm, SymStorage, packed_layout, validate};
 use crate::backend::{Backend, Op, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::equilibrate;
@@ -122,10 +122,7 @@ impl<T: Scalar> Matrix<T> {
     /// by powers of two first (see [`equilibrated`](Self::equilibrated)).
     pub fn solve_with(&self, b: &Matrix<T>, options: &SolveOptions) -> Result<Solution<T>> {
         self.check_with(b)?;
-        let n = self.rows();
-        if self.cols() != n {
-            return Err(Error::dims("solve", format!("A must be square, is {n}×{}", self.cols())));
-        }
+        let n = validate::square("solve", self)?;
         if b.rows() != n {
             return Err(Error::dims("solve", format!("A is {n}×{n} but B has {} rows", b.rows())));
         }
@@ -134,8 +131,8 @@ impl<T: Scalar> Matrix<T> {
                 "packed (RFP) storage holds symmetric matrices; LU needs full storage".into(),
             ));
         }
-        self.refuse_non_finite("A")?;
-        b.refuse_non_finite("B")?;
+        validate::finite("A", self)?;
+        validate::finite("B", b)?;
         if !equilibrate::in_range::<T>(self.norm(Norm::Max)?.to_f64()) {
             return self.equilibrated(b, options);
         }
