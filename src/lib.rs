@@ -1,7 +1,7 @@
 //! gpumat: dense linear algebra on NVIDIA GPUs, with the CPU as an equal
 //! fallback.
 //!
-//! The layers, bottom to top (see `DESIGN.md`): [`scalar`], [`layout`],
+//! The layers, bottom to top (see `docs/DESIGN.md`): [`scalar`], [`layout`],
 //! [`backend`], [`factor`] and [`solve`] (algorithms written once over the
 //! backend), [`api`], [`io`].
 
@@ -19,5 +19,6 @@ pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};
 pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};
 pub use error::{DeviceLibrary, Error, Result};
+pub use factor::lu::Determinant;
 pub use scalar::{Elem, Scalar};
 pub use solve::wls::{Precision, Stopping, WlsParams, WlsPath, WlsTimings};
