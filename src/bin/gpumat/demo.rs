@@ -123,14 +123,17 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
 const CHECKED_ROWS: usize = 32;
 const CHECK_ALL_WORK: usize = 100_000_000;
 
+/// An entry (i, j) over the bound, with |Δᵢⱼ| and its bound.
+type Failure = (usize, usize, f64, f64);
+
 struct Check {
     rows: Vec<usize>,
     /// γ_(n+3): the entrywise bound relative to (|A|·D²·|A|ᵀ)ᵢⱼ.
     gamma: f64,
     /// The largest |Δᵢⱼ| / (|A|·D²·|A|ᵀ)ᵢⱼ seen.
     worst: f64,
-    /// The first entry (i, j) over the bound, with |Δᵢⱼ| and its bound.
-    failure: Option<(usize, usize, f64, f64)>,
+    /// The first entry over the bound.
+    failure: Option<Failure>,
 }
 
 /// Checks whole rows of `g` (lower triangle stored, read symmetrically)
@@ -160,7 +163,7 @@ fn check_rows(a: &Mat<f64>, d: &[f64], g: &Mat<f64>, seed: u64) -> Check {
     let u = f64::EPSILON / 2.0;
     let k = (n + 3) as f64;
     let gamma = k * u / (1.0 - k * u);
-    let per_row: Vec<(f64, Option<(usize, usize, f64, f64)>)> = rows
+    let per_row: Vec<(f64, Option<Failure>)> = rows
         .par_iter()
         .map(|&i| {
             // Σ and Σ|·| for every j at once, column by column of A
@@ -193,7 +196,8 @@ fn check_rows(a: &Mat<f64>, d: &[f64], g: &Mat<f64>, seed: u64) -> Check {
                 let delta = (s + (f - lo[j])).abs();
                 let scale = abs_hi[j] + abs_lo[j];
                 let bound = gamma * scale;
-                if !(delta <= bound) {
+                // A NaN Δ fails too.
+                if delta.is_nan() || delta > bound {
                     failure = failure.or(Some((i, j, delta, bound)));
                 }
                 let ratio = if delta == 0.0 { 0.0 } else { delta / scale };
