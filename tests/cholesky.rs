@@ -128,8 +128,9 @@ fn chosen_spectra_up_to_condition_1e12() {
 #[test]
 fn not_positive_definite_names_the_first_failing_column() {
     let n = 300;
+    let spd = random_spd(7, n);
     for (bad, nb) in [(0, 128), (41, 16), (200, 128), (299, 64)] {
-        let mut a = random_spd(7, n);
+        let mut a = spd.clone();
         // Makes the leading minor of order bad + 1 indefinite, and no smaller one.
         a[bad + bad * n] = -1e6;
         for packed in [false, true] {
@@ -361,8 +362,7 @@ fn every_leaf_size_gives_the_same_accuracy() {
 /// the later ones replay it (`Backend::replay`), which must compute on the
 /// new contents, give the bits of the first run for the same input, and
 /// report a pivot that is not positive.
-fn repeated_factorizations<B: Backend>(be: &B) {
-    let n = 300;
+fn repeated_factorizations<B: Backend>(be: &B, n: usize, bad: usize) {
     let params = CholeskyParams { block_size: 64, leaf_size: 16, update_tile: 64 };
     let bound = 10.0 * n as f64 * u::<f64>();
     for packed in [false, true] {
@@ -419,13 +419,21 @@ fn repeated_factorizations<B: Backend>(be: &B) {
         }
         // A matrix that is not positive definite, in the same buffer.
         let mut a = random_spd(60, n);
-        a[170 + 170 * n] = -1e6;
-        assert_eq!(factor(&a).0, 171, "packed={packed}: info of an indefinite matrix");
+        a[bad + bad * n] = -1e6;
+        assert_eq!(factor(&a).0, bad as i32 + 1, "packed={packed}: info of an indefinite matrix");
     }
 }
 
+/// Three block columns of 64, the last partial.
 #[test]
 fn repeated_factorizations_of_one_buffer() {
     let dev = device();
-    gpumat::with_backend!(dev, be => repeated_factorizations(be));
+    gpumat::with_backend!(dev, be => repeated_factorizations(be, 130, 100));
+}
+
+#[test]
+#[ignore = "long: run by CI's long job (cargo test -- --ignored)"]
+fn repeated_factorizations_of_one_larger_buffer() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => repeated_factorizations(be, 300, 170));
 }

@@ -1582,21 +1582,45 @@ proptest! {
 /// take every edge of it: a partial tile, a partial warp, several blocks.
 #[test]
 fn trsm_across_diagonal_blocks() {
-    let cases = [(1, 3, 6), (31, 1, 7), (32, 33, 8), (33, 9, 1), (100, 300, 2), (256, 17, 3), (257, 40, 4)];
+    let cases = [(1, 3, 6), (31, 1, 7), (32, 33, 8), (33, 9, 1), (100, 45, 2), (256, 17, 3)];
     check_trsm_cases(&cases);
+}
+
+/// The same edges with more columns, and one order past 256.
+#[test]
+#[ignore = "long: run by CI's long job (cargo test -- --ignored)"]
+fn trsm_across_diagonal_blocks_with_more_columns() {
+    check_trsm_cases(&[(100, 300, 2), (257, 40, 4)]);
+}
+
+/// Many columns: on the GPU, many blocks of 32 columns, each staging two
+/// tile columns of L (as long as there are no more blocks than SMs).
+#[test]
+fn trsm_on_many_columns() {
+    check_trsm_cases(&[(40, 700, 12)]);
 }
 
 /// So many columns that the GPU's kernel has more blocks than SMs and
 /// stages one tile column of L at a time instead of two.
 #[test]
-fn trsm_on_many_columns() {
+#[ignore = "long: run by CI's long job (cargo test -- --ignored)"]
+fn trsm_on_more_columns_than_the_sms_take() {
     check_trsm_cases(&[(40, 8500, 12)]);
 }
 
 /// Orders past 256, which the GPU solves in diagonal blocks of 256 with a
-/// `gemm` between them up to 1024, and through cuBLAS above.
+/// `gemm` between them up to 1024, and through cuBLAS above: two diagonal
+/// blocks, the last partial.
 #[test]
 fn trsm_by_diagonal_blocks_of_256() {
+    check_trsm_cases(&[(300, 3, 9)]);
+}
+
+/// The same at larger orders and more columns: several diagonal blocks,
+/// exactly 1024, and past it (cuBLAS on the GPU).
+#[test]
+#[ignore = "long: run by CI's long job (cargo test -- --ignored)"]
+fn trsm_by_many_diagonal_blocks_of_256() {
     check_trsm_cases(&[(600, 7, 9), (1024, 5, 10), (1025, 3, 11)]);
 }
 
@@ -1605,7 +1629,18 @@ fn trsm_by_diagonal_blocks_of_256() {
 /// at and past a tile of 32, and past 1024.
 #[test]
 fn trsv_single_vectors() {
-    for (n, seed) in [(1, 1), (31, 2), (32, 3), (33, 4), (100, 5), (1025, 6), (2100, 7)] {
+    check_trsv_cases(&[(1, 1), (31, 2), (32, 3), (33, 4), (100, 5), (1025, 6)]);
+}
+
+/// The same far past 1024.
+#[test]
+#[ignore = "long: run by CI's long job (cargo test -- --ignored)"]
+fn trsv_single_long_vectors() {
+    check_trsv_cases(&[(2100, 7)]);
+}
+
+fn check_trsv_cases(cases: &[(usize, u64)]) {
+    for &(n, seed) in cases {
         let case = TriCase { n, m: 1, alpha: Coef::One, seed };
         gpumat::with_backend!(dev(), be => {
             check_trsm::<_, f64>(be, case);
@@ -1751,20 +1786,10 @@ fn check_potrf_panel<B: Backend, T: Scalar>(be: &B, uplo: Uplo, n: usize, m: usi
 #[test]
 fn potrf_panel_factors_and_solves() {
     // Widths around the GPU's one-kernel limit of 64, lengths around its
-    // 64-row blocks, and a panel of more blocks than the GPU holds at once.
-    let cases = [
-        (1, 1),
-        (1, 9),
-        (7, 7),
-        (13, 200),
-        (63, 64),
-        (64, 64),
-        (64, 129),
-        (65, 65),
-        (65, 300),
-        (100, 170),
-        (64, 60_000),
-    ];
+    // 64-row blocks, and a panel of many blocks (past what the GPU holds at
+    // once in the long run).
+    let cases =
+        [(1, 1), (1, 9), (7, 7), (13, 200), (63, 64), (64, 64), (64, 129), (65, 65), (65, 300), (100, 170), (64, 3000)];
     for uplo in UPLOS {
         for (n, m) in cases {
             gpumat::with_backend!(dev(), be => {
@@ -1775,5 +1800,17 @@ fn potrf_panel_factors_and_solves() {
         for (n, m, j) in [(1, 4, 0), (40, 300, 17), (64, 64, 63), (90, 200, 70)] {
             gpumat::with_backend!(dev(), be => check_potrf_panel::<_, f64>(be, uplo, n, m, Some(j)));
         }
+    }
+}
+
+/// A panel of more row blocks than the GPU holds at once.
+#[test]
+#[ignore = "long: run by CI's long job (cargo test -- --ignored)"]
+fn potrf_panel_longer_than_the_gpu_holds() {
+    for uplo in UPLOS {
+        gpumat::with_backend!(dev(), be => {
+            check_potrf_panel::<_, f64>(be, uplo, 64, 60_000, None);
+            check_potrf_panel::<_, f32>(be, uplo, 64, 60_000, None);
+        });
     }
 }
