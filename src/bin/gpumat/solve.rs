@@ -1,12 +1,12 @@
 //! `gpumat solve A.mtx B.mtx`: X with A·X = B, by the library's
 //! `Matrix::solve_with`; this file only parses, reads, writes and reports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::ValueEnum;
-use gpumat::io::{self, MmWriteOptions};
-use gpumat::{Device, Result, Scalar, Solution, SolveOptions, SymStorage};
+use gpumat::io::MmWriteOptions;
+use gpumat::{Device, Matrix, Result, Scalar, Solution, SolveOptions, SymStorage};
 
 use crate::exit::Failure;
 use crate::input::{read_host, write_host};
@@ -58,18 +58,19 @@ pub struct Args {
     allow_ill_conditioned: bool,
 }
 
-/// Uploads A and B rounded to `T` and solves; X back in `f64`.
-fn solve<T: Scalar>(
-    dev: &Device,
-    a: &io::MatrixMarket,
-    b: &io::MatrixMarket,
-    options: &SolveOptions,
-) -> Result<(Solution<T>, Vec<f64>)> {
-    let upload = |m: &io::MatrixMarket| {
-        let data: Vec<T> = m.data.iter().map(|&x| T::from_f64(x)).collect();
-        dev.from_col_major(m.rows, m.cols, &data)
-    };
-    let solution = upload(a)?.solve_with(&upload(b)?, options)?;
+/// A Matrix Market file on `dev` rounded to `T`, converted in place and
+/// uploaded: the host copy is gone before the solve starts.
+fn read_as<T: Scalar>(dev: &Device, path: &Path) -> Result<Matrix<T>> {
+    let mm = read_host(path)?;
+    let (rows, cols) = (mm.rows, mm.cols);
+    let data: Vec<T> = mm.data.into_iter().map(T::from_f64).collect();
+    dev.from_col_major(rows, cols, &data)
+}
+
+/// Reads A and B in precision `T` and solves; X back in `f64`.
+fn solve<T: Scalar>(dev: &Device, args: &Args, options: &SolveOptions) -> Result<(Solution<T>, Vec<f64>)> {
+    let (a, b) = (read_as::<T>(dev, &args.a)?, read_as::<T>(dev, &args.b)?);
+    let solution = a.solve_with(&b, options)?;
     let x = solution.x.to_host()?.into_iter().map(Scalar::to_f64).collect();
     Ok((solution, x))
 }
@@ -80,7 +81,6 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
             "--method lu needs --storage full: packed (RFP) storage holds symmetric matrices only".into(),
         ));
     }
-    let (a, b) = (read_host(&args.a)?, read_host(&args.b)?);
     let options = SolveOptions {
         method: match args.method {
             Method::Auto => gpumat::Method::Auto,
@@ -96,18 +96,17 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
     let start = Instant::now();
     let (report, x, u) = match args.precision {
         Precision::F64 => {
-            let (s, x) = solve::<f64>(dev, &a, &b, &options)?;
+            let (s, x) = solve::<f64>(dev, args, &options)?;
             (Report::of(&s), x, f64::unit_roundoff())
         }
         Precision::F32 => {
-            let (s, x) = solve::<f32>(dev, &a, &b, &options)?;
+            let (s, x) = solve::<f32>(dev, args, &options)?;
             (Report::of(&s), x, f32::unit_roundoff())
         }
     };
     let elapsed = start.elapsed().as_secs_f64() * 1e3;
-    write_host(b.rows, b.cols, &x, &MmWriteOptions::default(), args.output.as_ref())?;
-    let n = a.rows;
-    let k = b.cols;
+    let (n, k) = (report.order, report.rhs);
+    write_host(n, k, &x, &MmWriteOptions::default(), args.output.as_ref())?;
     eprintln!(
         "solve: method {}, storage {}, precision {}, {n}×{n} with {k} right-hand side{} on {} in {elapsed:.3} ms; \
          condition estimate {:.2e}, backward error {:.2e}, forward error bound {:.2e}",
@@ -138,6 +137,9 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
 
 /// What the summary line says of a [`Solution`], whatever its precision.
 struct Report {
+    /// The order of A and the number of right-hand sides.
+    order: usize,
+    rhs: usize,
     method: &'static str,
     storage: &'static str,
     rcond: f64,
@@ -148,6 +150,8 @@ struct Report {
 impl Report {
     fn of<T: Scalar>(s: &Solution<T>) -> Self {
         Report {
+            order: s.x.rows(),
+            rhs: s.x.cols(),
             method: match s.method {
                 gpumat::Method::Cholesky => "cholesky",
                 gpumat::Method::Lu | gpumat::Method::Auto => "lu",
