@@ -1,6 +1,6 @@
 //! Weighted least squares on the device under test.
 //!
-//! The target (issue 5, item 3): degree-10 polynomial fits in the monomial
+//! The target: degree-10 polynomial fits in the monomial
 //! basis on points spread over [−9, −3] (a Filip-like problem: the design's
 //! condition number is far beyond 1e8) give at least 7 correct significant
 //! digits in every coefficient, weighted and unweighted, against the exact

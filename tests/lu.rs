@@ -84,8 +84,8 @@ fn random_matrices_within_the_backward_error_bound() {
     check::<f32>(&a, n, LuParams { block_size: 64, leaf_size: 8 });
 }
 
-/// The seed's test: A uniform in [0, 10], b its row sums, so x = 1.
-fn seed_test(n: usize) {
+/// A uniform in [0, 10], b its row sums, so x = 1.
+fn row_sums_test(n: usize) {
     let mut r = rng(2000);
     let a: Vec<f64> = (0..n * n).map(|_| r.random_range(0.0..10.0)).collect();
     let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a[i + j * n]).sum()).collect();
@@ -94,14 +94,14 @@ fn seed_test(n: usize) {
     assert!(worst <= 1e-10, "n={n}: max |x − 1| = {worst:e} > 1e-10");
 }
 
-/// At the n = 2000 (about 2 s on the CPU in a debug build).
+/// At n = 2000 (about 2 s on the CPU in a debug build).
 #[test]
-fn seed_row_sums_give_ones() {
-    seed_test(2000);
+fn row_sums_give_ones() {
+    row_sums_test(2000);
 }
 
 #[test]
-fn the_seeds_pivoting_example() {
+fn brodtkorbs_pivoting_example() {
     // (−1e−4, 1; 1, 1)·x = (1, 2): without pivoting 1 − 1e4 loses x₁ in f32.
     let a = [-1e-4, 1.0, 1.0, 1.0];
     let b = [1.0, 2.0];

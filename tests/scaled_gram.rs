@@ -189,7 +189,7 @@ fn matrix_in_buffer<B: Backend>(be: &B, a: &[f64], m: usize, k: usize) -> (B::Bu
 /// `C := α·A·D²·Aᵀ + β·C` on a strided block of `C`, `A` and `d` strided
 /// too. The other triangle of `C` and its padding must keep their bits; with
 /// `β = 0` the triangle starts as NaN, which must not propagate (it is not
-/// read), and the other triangle is NaN too (the brief's poison).
+/// read), and the other triangle is NaN too (poisoned outputs).
 fn syrk_case<B: Backend>(be: &B, uplo: Uplo, (m, k): (usize, usize), alpha: f64, beta: f64, d_row: bool) {
     let case = format!("scaled_syrk {uplo:?} m={m} k={k} α={alpha} β={beta} d row={d_row}");
     let (mut a, d) = problem((m * 31 + k) as u64, m, k);

@@ -1,5 +1,5 @@
 //! Mixed-precision weighted least squares (`gpumat::wls`) on the device
-//! under test: the seed's Tables 1 and 2 at small sizes against an
+//! under test: Jung and O'Leary's (2008) Tables 1 and 2 at small sizes against an
 //! independent FP64 solve (faer), the FP64 fallback, the stable QR route for
 //! ill-conditioned polynomial fits (against an exact rational reference),
 //! and bad input.
@@ -23,7 +23,7 @@ fn host(x: &Matrix<f64>) -> Vec<f64> {
     x.to_host().unwrap()
 }
 
-/// The seed's generator: `A` (`m × 2m`), `D²` and `b` uniform in [0, 1];
+/// Jung and O'Leary's generator: `A` (`m × 2m`), `D²` and `b` uniform in [0, 1];
 /// for Table 2, `D²ᵢᵢ = 10^(−4+8i/(n−1))`. Returns `A`, `d = √D²`, `b`.
 fn seed_problem(seed: u64, m: usize, ill: bool) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let n = 2 * m;
@@ -36,7 +36,7 @@ fn seed_problem(seed: u64, m: usize, ill: bool) -> (Vec<f64>, Vec<f64>, Vec<f64>
     (a, d2.iter().map(|v| v.sqrt()).collect(), b)
 }
 
-/// The FP64 normal-equations solution by faer (as the seed's `x_CPU`):
+/// The FP64 normal-equations solution by faer (as their `x_CPU`):
 /// `G = A·D²·Aᵀ`, Cholesky, solve; also `‖G‖₁·‖G⁻¹‖₁`.
 fn faer_normal_equations(a: &[f64], m: usize, n: usize, d: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
     let fa = Mat::from_fn(m, n, |i, k| a[i + k * m]);
@@ -56,7 +56,7 @@ fn faer_normal_equations(a: &[f64], m: usize, n: usize, d: &[f64], b: &[f64]) ->
 /// Why `κ·u`: faer's FP64 solution is itself only that close to the exact
 /// one (Cholesky's backward error, and forming `G` in another summation
 /// order, are both `O(u‖G‖)`), so no method can agree with it better; the
-/// seed's refined errors (1e−10 at `κ ≈ 1e7`) are at that level too.
+/// paper's refined errors (1e−10 at `κ ≈ 1e7`) are at that level too.
 fn table_row(m: usize, ill: bool, bound: f64) {
     let n = 2 * m;
     let (a, d, b) = seed_problem(100 + m as u64, m, ill);
