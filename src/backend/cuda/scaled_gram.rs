@@ -183,6 +183,35 @@ impl Cuda {
         (0..plan.streams).map(|_| self.buffer::<T>(plan.nb * plan.kc, false)).collect()
     }
 
+    /// The scaled product by block columns: for each panel of `nb` rows of
+    /// `x` (of `n`) and each chunk `(c0, cols)` of the depth `k`, the panel
+    /// scaled by `d²` into its queue's workspace `w`, then `product(queue,
+    /// panel, (c0, cols), w, β)` with the caller's `β` on the first chunk
+    /// and 1 after, so the chunks accumulate. The plan comes from the
+    /// tuning; a panel stays on one queue for all its chunks.
+    fn by_panels<T: Scalar>(
+        &self,
+        (n, k): (usize, usize),
+        x: Dev,
+        d: &View<'_, Cuda, T>,
+        beta: T,
+        mut product: impl FnMut(&Cuda, &Panel, (usize, usize), &CudaBuffer<T>, T) -> Result<()>,
+    ) -> Result<()> {
+        let plan = GramPlan::new(n, k, &self.tuning().gram);
+        let d2 = self.weights_squared(d, k)?;
+        let ws = self.workspaces::<T>(&plan)?;
+        self.on_queues(plan.streams, n.div_ceil(plan.nb), &ws, |q, w, p| {
+            let j = p * plan.nb;
+            let panel = Panel { j, jb: plan.nb.min(n - j) };
+            for c0 in (0..k).step_by(plan.kc) {
+                let cols = plan.kc.min(k - c0);
+                q.scale_panel(x, &d2, &panel, (c0, cols), w)?;
+                product(q, &panel, (c0, cols), w, if c0 == 0 { beta } else { T::ONE })?;
+            }
+            Ok(())
+        })
+    }
+
     /// `W := X[j:j+jb, c0:c0+cols]·diag(d²[c0:c0+cols])` into the dense
     /// `jb × cols` workspace `w`.
     #[allow(clippy::too_many_arguments)]
@@ -227,52 +256,42 @@ impl Cuda {
             // C := β·C on the triangle without reading A (cuBLAS: k = 0).
             return Backend::syrk(self, uplo, Op::NoTrans, alpha, a.sub(0, 0, n, 0)?, beta, c);
         }
-        let plan = GramPlan::new(n, k, &self.tuning().gram);
-        let d2 = self.weights_squared(&d, k)?;
-        let ws = self.workspaces::<T>(&plan)?;
         let size = size_of::<T>();
         let av = Dev { ptr: raw(&a), ld: a.block().ld };
         let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
         let dim = |v| blas::dim("scaled_syrk", v);
         let (ld_a, ld_c) = (dim(av.ld)?, dim(cv.ld)?);
-        self.on_queues(plan.streams, n.div_ceil(plan.nb), &ws, |q, w, p| {
-            let j = p * plan.nb;
-            let panel = Panel { j, jb: plan.nb.min(n - j) };
-            let jb = dim(panel.jb)?;
+        self.by_panels((n, k), av, &d, beta, |q, panel, (c0, cols), w, beta| {
+            let (j, jb) = (panel.j, dim(panel.jb)?);
             let h = *q.blas.handle();
-            for c0 in (0..k).step_by(plan.kc) {
-                let cols = plan.kc.min(k - c0);
-                let beta = if c0 == 0 { beta } else { T::ONE };
-                q.scale_panel(av, &d2, &panel, (c0, cols), w)?;
-                // SAFETY: sub-blocks of the checked operands; W is jb × cols, ld jb.
-                unsafe {
-                    syrkx(
+            // SAFETY: sub-blocks of the checked operands; W is jb × cols, ld jb.
+            unsafe {
+                syrkx(
+                    h,
+                    uplo,
+                    (jb, dim(cols)?),
+                    alpha,
+                    (av.at(j, c0, size), ld_a),
+                    (w.ptr, jb),
+                    beta,
+                    (cv.at(j, j, size), ld_c),
+                )?;
+                // The rest of the block column, below (lower) or above (upper).
+                let (r0, rows) = match uplo {
+                    Uplo::Lower => (j + panel.jb, n - j - panel.jb),
+                    Uplo::Upper => (0, j),
+                };
+                if rows > 0 {
+                    blas::gemm(
                         h,
-                        uplo,
-                        (jb, dim(cols)?),
+                        (Op::NoTrans, Op::Trans),
+                        (dim(rows)?, jb, dim(cols)?),
                         alpha,
-                        (av.at(j, c0, size), ld_a),
+                        (av.at(r0, c0, size), ld_a),
                         (w.ptr, jb),
                         beta,
-                        (cv.at(j, j, size), ld_c),
+                        (cv.at(r0, j, size), ld_c),
                     )?;
-                    // The rest of the block column, below (lower) or above (upper).
-                    let (r0, rows) = match uplo {
-                        Uplo::Lower => (j + panel.jb, n - j - panel.jb),
-                        Uplo::Upper => (0, j),
-                    };
-                    if rows > 0 {
-                        blas::gemm(
-                            h,
-                            (Op::NoTrans, Op::Trans),
-                            (dim(rows)?, jb, dim(cols)?),
-                            alpha,
-                            (av.at(r0, c0, size), ld_a),
-                            (w.ptr, jb),
-                            beta,
-                            (cv.at(r0, j, size), ld_c),
-                        )?;
-                    }
                 }
             }
             Ok(())
@@ -300,39 +319,27 @@ impl Cuda {
             return Backend::gemm(self, alpha, a0, Op::NoTrans, b0, Op::Trans, beta, c);
         }
         // Block columns of C are block rows of B.
-        let plan = GramPlan::new(n, k, &self.tuning().gram);
-        let d2 = self.weights_squared(&d, k)?;
-        let ws = self.workspaces::<T>(&plan)?;
         let size = size_of::<T>();
         let av = Dev { ptr: raw(&a), ld: a.block().ld };
         let bv = Dev { ptr: raw(&b), ld: b.block().ld };
         let cv = Dev { ptr: raw_mut(&c), ld: c.block().ld };
         let dim = |v| blas::dim("scaled_gemm", v);
         let (ld_a, ld_c) = (dim(av.ld)?, dim(cv.ld)?);
-        self.on_queues(plan.streams, n.div_ceil(plan.nb), &ws, |q, w, p| {
-            let j = p * plan.nb;
-            let panel = Panel { j, jb: plan.nb.min(n - j) };
+        self.by_panels((n, k), bv, &d, beta, |q, panel, (c0, cols), w, beta| {
             let jb = dim(panel.jb)?;
-            let h = *q.blas.handle();
-            for c0 in (0..k).step_by(plan.kc) {
-                let cols = plan.kc.min(k - c0);
-                let beta = if c0 == 0 { beta } else { T::ONE };
-                q.scale_panel(bv, &d2, &panel, (c0, cols), w)?;
-                // SAFETY: sub-blocks of the checked operands; W is jb × cols, ld jb.
-                unsafe {
-                    blas::gemm(
-                        h,
-                        (Op::NoTrans, Op::Trans),
-                        (dim(m)?, jb, dim(cols)?),
-                        alpha,
-                        (av.at(0, c0, size), ld_a),
-                        (w.ptr, jb),
-                        beta,
-                        (cv.at(0, j, size), ld_c),
-                    )?;
-                }
+            // SAFETY: sub-blocks of the checked operands; W is jb × cols, ld jb.
+            unsafe {
+                blas::gemm(
+                    *q.blas.handle(),
+                    (Op::NoTrans, Op::Trans),
+                    (dim(m)?, jb, dim(cols)?),
+                    alpha,
+                    (av.at(0, c0, size), ld_a),
+                    (w.ptr, jb),
+                    beta,
+                    (cv.at(0, panel.j, size), ld_c),
+                )
             }
-            Ok(())
         })
     }
 
