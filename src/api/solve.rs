@@ -148,14 +148,7 @@ impl<T: Scalar> Matrix<T> {
     /// divided by `min c / max c`, which bounds the growth of a relative
     /// 1-norm error through `X = 2^c·Y`.
     fn equilibrated(&self, b: &Matrix<T>, options: &SolveOptions) -> Result<Solution<T>> {
-        let symmetric = match options.method {
-            Method::Lu => false,
-            Method::Auto => asymmetry(self)?.is_none(),
-            Method::Cholesky => match asymmetry(self)? {
-                Some((row, col)) => return Err(Error::NotSymmetric { row: row + 1, col: col + 1 }),
-                None => true,
-            },
-        };
+        let symmetric = takes_cholesky(self, options.method)?;
         let (mut a_s, mut b_s) = (self.try_clone()?, b.try_clone()?);
         let scaling = with_backend!(self.device(), be => {
             let s = if symmetric {
@@ -185,14 +178,7 @@ impl<T: Scalar> Matrix<T> {
         let a64 = in_f64(self)?;
         let a_norm = a64.norm(Norm::One)?;
 
-        let symmetric = match options.method {
-            Method::Lu => false,
-            Method::Auto => asymmetry(self)?.is_none(),
-            Method::Cholesky => match asymmetry(self)? {
-                Some((row, col)) => return Err(Error::NotSymmetric { row: row + 1, col: col + 1 }),
-                None => true,
-            },
-        };
+        let symmetric = takes_cholesky(self, options.method)?;
         let factor = if symmetric {
             match cholesky_of(self, options.storage) {
                 Ok(f) => Factor::Cholesky(f),
@@ -242,6 +228,20 @@ fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky
             let packed = with_backend!(a.device(), be => a.new_with(be, rfp.len(), 1, |arf| be.full_to_rfp(a.view()?, rfp, arf)))?;
             Cholesky::factor_owned(n, packed, Some(rfp), params)
         }
+    }
+}
+
+/// Whether `method` factors `a` by Cholesky: `Auto` when `a` is exactly
+/// symmetric; `Cholesky` always, and `NotSymmetric` naming the first pair
+/// (1-based) when it is not.
+fn takes_cholesky<T: Scalar>(a: &Matrix<T>, method: Method) -> Result<bool> {
+    match method {
+        Method::Lu => Ok(false),
+        Method::Auto => Ok(asymmetry(a)?.is_none()),
+        Method::Cholesky => match asymmetry(a)? {
+            Some((row, col)) => Err(Error::NotSymmetric { row: row + 1, col: col + 1 }),
+            None => Ok(true),
+        },
     }
 }
 
