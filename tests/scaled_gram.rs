@@ -160,6 +160,19 @@ const SENTINEL: f64 = 7777.0;
 
 /// `d` inside a larger buffer: entry `p` at `offset + p·ld` (a row of a
 /// 3-row block) or at `offset + p` (a column); everything else NaN.
+/// The `len` entries of `buf` on the host.
+fn downloaded<B: Backend>(be: &B, buf: &B::Buffer<f64>, len: usize) -> Vec<f64> {
+    let mut out = vec![0.0; len];
+    be.download(buf, &mut out).unwrap();
+    out
+}
+
+/// `c` of the entrywise bound `|Δᵢⱼ| ≤ c·(|A|·D²·|B|ᵀ)ᵢⱼ` for depth `k`,
+/// with a margin over `γ_{k+3}` for the reference's own rounding.
+fn bound_factor(k: usize) -> f64 {
+    2.0 * (k + 6) as f64 * u::<f64>()
+}
+
 fn vector_in_buffer<B: Backend>(be: &B, d: &[f64], as_row: bool) -> (B::Buffer<f64>, Block) {
     let k = d.len();
     let (block, len) = if as_row {
@@ -225,9 +238,7 @@ fn syrk_case<B: Backend>(be: &B, uplo: Uplo, (m, k): (usize, usize), alpha: f64,
         ViewMut::new(&mut cbuf, cb).unwrap(),
     )
     .unwrap();
-    let mut out = vec![0.0; len];
-    be.download(&cbuf, &mut out).unwrap();
-    let c = 2.0 * (k + 6) as f64 * u::<f64>();
+    let (out, c) = (downloaded(be, &cbuf, len), bound_factor(k));
     for (p, (&x, &x0)) in out.iter().zip(&init).enumerate() {
         let inside = p >= cb.offset && (p - cb.offset) % cb.ld < m && (p - cb.offset) / cb.ld < m;
         let (i, j) = ((p - cb.offset.min(p)) % cb.ld, (p - cb.offset.min(p)) / cb.ld);
@@ -344,9 +355,7 @@ fn gemm_case<B: Backend>(be: &B, (m, n, k): (usize, usize, usize), alpha: f64, b
         ViewMut::new(&mut cbuf, cb).unwrap(),
     )
     .unwrap();
-    let mut out = vec![0.0; len];
-    be.download(&cbuf, &mut out).unwrap();
-    let c = 2.0 * (k + 6) as f64 * u::<f64>();
+    let (out, c) = (downloaded(be, &cbuf, len), bound_factor(k));
     for (p, (&x, &x0)) in out.iter().zip(&init).enumerate() {
         let q = p.wrapping_sub(cb.offset);
         if p >= cb.offset && q % cb.ld < m && q / cb.ld < n {

@@ -109,6 +109,21 @@ impl<B: Backend, E: Elem> Clone for View<'_, B, E> {
 }
 impl<B: Backend, E: Elem> Copy for View<'_, B, E> {}
 
+/// `block()`, `rows()` and `cols()`, the same for both kinds of view.
+macro_rules! shape_accessors {
+    () => {
+        pub fn block(&self) -> Block {
+            self.block
+        }
+        pub fn rows(&self) -> usize {
+            self.block.rows
+        }
+        pub fn cols(&self) -> usize {
+            self.block.cols
+        }
+    };
+}
+
 impl<'a, B: Backend, E: Elem> View<'a, B, E> {
     pub fn new(buf: &'a B::Buffer<E>, block: Block) -> Result<Self> {
         block.check(buf.len())?;
@@ -123,15 +138,7 @@ impl<'a, B: Backend, E: Elem> View<'a, B, E> {
     pub fn buffer(&self) -> &'a B::Buffer<E> {
         self.buf
     }
-    pub fn block(&self) -> Block {
-        self.block
-    }
-    pub fn rows(&self) -> usize {
-        self.block.rows
-    }
-    pub fn cols(&self) -> usize {
-        self.block.cols
-    }
+    shape_accessors!();
 
     /// The sub-block `rows × cols` at `(i, j)`.
     pub fn sub(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Self> {
@@ -153,15 +160,7 @@ impl<'a, B: Backend, E: Elem> ViewMut<'a, B, E> {
     pub fn buffer(&self) -> &B::Buffer<E> {
         self.buf
     }
-    pub fn block(&self) -> Block {
-        self.block
-    }
-    pub fn rows(&self) -> usize {
-        self.block.rows
-    }
-    pub fn cols(&self) -> usize {
-        self.block.cols
-    }
+    shape_accessors!();
 
     /// The buffer and block, for a backend to write through.
     pub fn into_parts(self) -> (&'a B::Buffer<E>, Block) {

@@ -16,10 +16,11 @@ use cudarc::cublas::sys::{
     cublasSideMode_t as CSide, cublasStatus_t,
 };
 
+use super::{Cuda, raw, raw_mut};
 pub(crate) use crate::backend::Triangular;
-use crate::backend::{Diag, Op, Side};
+use crate::backend::{Diag, Op, Side, View, ViewMut};
 use crate::layout::Uplo;
-use crate::{DeviceLibrary, Error, Result, Scalar};
+use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
 
 pub fn op(op: Op) -> COp {
     match op {
@@ -78,6 +79,16 @@ macro_rules! blas_call {
             unsafe { sys::$s($($arg),*) }
         }
     };
+}
+
+/// A block's device address and leading dimension, as cuBLAS takes them.
+pub(crate) fn operand<T: Elem>(v: &View<'_, Cuda, T>, op: &str) -> Result<(u64, i32)> {
+    Ok((raw(v), dim(op, v.block().ld)?))
+}
+
+/// [`operand`] of an output block.
+pub(crate) fn operand_mut<T: Elem>(v: &ViewMut<'_, Cuda, T>, op: &str) -> Result<(u64, i32)> {
+    Ok((raw_mut(v), dim(op, v.block().ld)?))
 }
 
 /// `C := α·op(A)·op(B) + β·C`. Pointers are device addresses of the blocks.

@@ -46,6 +46,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverErr
 use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, Tuning, View, ViewMut, check};
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
+use blas::{operand, operand_mut};
 use launch::{Arg, BLOCK, MAX_BLOCKS, elem, grid_1d, n, ptr, ptr_mut, raw, raw_mut};
 use potrf::POTRF_LEAF;
 
@@ -234,10 +235,10 @@ impl Backend for Cuda {
                 (op_a, op_b),
                 (d(m)?, d(n_)?, d(k)?),
                 alpha,
-                (raw(&a), d(a.block().ld)?),
-                (raw(&b), d(b.block().ld)?),
+                operand(&a, "gemm")?,
+                operand(&b, "gemm")?,
                 beta,
-                (raw_mut(&c), d(c.block().ld)?),
+                operand_mut(&c, "gemm")?,
             )
         }
     }
@@ -265,9 +266,9 @@ impl Backend for Cuda {
                 op,
                 (d(nn)?, d(k)?),
                 alpha,
-                (raw(&a), d(a.block().ld)?),
+                operand(&a, "syrk")?,
                 beta,
-                (raw_mut(&c), d(c.block().ld)?),
+                operand_mut(&c, "syrk")?,
             )
         }
     }
@@ -317,10 +318,10 @@ impl Backend for Cuda {
                 (op_a, op_b),
                 (d(m)?, d(nn)?),
                 alpha,
-                (raw(&a), d(a.block().ld)?),
+                operand(&a, "geam")?,
                 beta,
-                (raw(&b), d(b.block().ld)?),
-                (raw_mut(&c), d(c.block().ld)?),
+                operand(&b, "geam")?,
+                operand_mut(&c, "geam")?,
             )
         }
     }

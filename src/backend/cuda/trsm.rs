@@ -7,6 +7,7 @@
 
 use cudarc::driver::LaunchConfig;
 
+use super::blas::{operand, operand_mut};
 use super::{Arg, Cuda, blas, elem, n, ptr_mut, raw, raw_mut};
 use crate::backend::{Backend, Diag, Op, Side, Triangular, View, ViewMut, check};
 use crate::layout::Uplo;
@@ -149,7 +150,7 @@ impl Cuda {
                     *self.blas.handle(),
                     (uplo, op, diag),
                     d(b.rows())?,
-                    (raw(&a), d(a.block().ld)?),
+                    operand(&a, name)?,
                     (raw_mut(&b), 1),
                 )
             };
@@ -162,8 +163,8 @@ impl Cuda {
                 (side, uplo, op, diag),
                 (d(b.rows())?, d(b.cols())?),
                 alpha,
-                (raw(&a), d(a.block().ld)?),
-                (raw_mut(&b), d(b.block().ld)?),
+                operand(&a, name)?,
+                operand_mut(&b, name)?,
             )
         }
     }

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use cudarc::cusolver::sys;
 use cudarc::driver::{CudaSlice, DevicePtrMut, PinnedHostSlice};
 
-use super::blas;
+use super::blas::{self, operand, operand_mut};
 use super::{Cuda, CudaBuffer, driver, raw, raw_mut};
 use crate::backend::{DeviceBuffer, Diag, Op, Side, View, ViewMut};
 use crate::layout::Uplo;
@@ -76,8 +76,8 @@ pub fn trsm_lower_unit<T: Scalar>(cuda: &Cuda, l: View<'_, Cuda, T>, b: ViewMut<
             (Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit),
             (d(b.rows())?, d(b.cols())?),
             T::ONE,
-            (raw(&l), d(l.block().ld)?),
-            (raw_mut(&b), d(b.block().ld)?),
+            operand(&l, "trsm")?,
+            operand_mut(&b, "trsm")?,
         )
     }
 }
