@@ -88,30 +88,18 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("lu_panel_block.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
         // laswp(a, ld, m, n, ipiv, incp, first, k, shift, reverse)
         add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I64, I32]);
-        // getrf_panel_grid(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, part_v, part_i, stage, bar)
-        add(
-            "lu_panel_grid.cu",
-            format!("getrf_panel_grid_{t}"),
-            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, P, P, P],
-        );
-        // getrf_panel_ll(a, ld, m, nb, ipiv, incp, info, offset, partial, tol, cells, epoch)
-        add(
-            "lu_panel_ll.cu",
-            format!("getrf_panel_ll_{t}"),
-            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32],
-        );
-        // getrf_panel_reg(..., cells, epoch, left, right)
-        add(
-            "lu_panel_reg.cu",
-            format!("getrf_panel_reg_{t}"),
-            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", P, I32, I64, I64],
-        );
-        // getrf_panel_cluster(..., left, right)
-        add(
-            "lu_panel_cluster.cu",
-            format!("getrf_panel_cluster_{t}"),
-            vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64", I64, I64],
-        );
+        // The panel kernels of many blocks: getrf_panel's arguments, then
+        // grid: part_v, part_i, stage, bar; ll: cells, epoch; reg: cells,
+        // epoch, left, right; cluster: left, right.
+        let panel = [P, I64, I64, I64, P, I64, P, I64, I32, "f64"];
+        for (file, kind, extra) in [
+            ("lu_panel_grid.cu", "grid", &[P, P, P, P][..]),
+            ("lu_panel_ll.cu", "ll", &[P, I32][..]),
+            ("lu_panel_reg.cu", "reg", &[P, I32, I64, I64][..]),
+            ("lu_panel_cluster.cu", "cluster", &[I64, I64][..]),
+        ] {
+            add(file, format!("getrf_panel_{kind}_{t}"), [&panel[..], extra].concat());
+        }
     }
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {
