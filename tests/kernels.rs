@@ -268,13 +268,19 @@ fn every_source_compiles_for_other_architectures() {
     if !nvrtc() {
         return;
     }
-    // The oldest architecture CUDA 13 supports, Ampere, Ada and Blackwell.
-    for arch in ["sm_75", "sm_80", "sm_86", "sm_89", "sm_100", "sm_103", "sm_120"] {
-        for s in SOURCES {
-            let out = kernels::compile_uncached(s, arch).unwrap_or_else(|e| panic!("{e}"));
-            assert!(out.log.trim().is_empty(), "NVRTC warned on {} for {arch}:\n{}", s.name, out.log);
+    // The oldest architecture CUDA 13 supports, Ampere, Ada and Blackwell,
+    // an architecture a thread: NVRTC compiles separate programs at once,
+    // and this is the longest test of the suite.
+    std::thread::scope(|scope| {
+        for arch in ["sm_75", "sm_80", "sm_86", "sm_89", "sm_100", "sm_103", "sm_120"] {
+            scope.spawn(move || {
+                for s in SOURCES {
+                    let out = kernels::compile_uncached(s, arch).unwrap_or_else(|e| panic!("{e}"));
+                    assert!(out.log.trim().is_empty(), "NVRTC warned on {} for {arch}:\n{}", s.name, out.log);
+                }
+            });
         }
-    }
+    });
 }
 
 #[test]
