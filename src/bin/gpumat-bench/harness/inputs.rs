@@ -1,6 +1,6 @@
 //! Random inputs, fresh for every order and never zeros; a matrix that must
-//! be SPD is made so. The seeds are fixed, so that runs on different days
-//! factor the same matrices.
+//! be SPD is made so. The generators start from fixed states, so that runs
+//! on different days factor the same matrices.
 
 use std::ops::Range;
 
