@@ -18,11 +18,13 @@ mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod region;
+pub mod triangle;
 pub mod tuning;
 pub mod view;
 
 pub use cpu::Cpu;
 pub use cuda::Cuda;
+pub use triangle::{Stored, Triangle};
 pub use tuning::Tuning;
 pub use view::{Block, BufferMut, View, ViewMut};
 

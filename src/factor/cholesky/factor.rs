@@ -12,9 +12,9 @@
 //! the packed rectangle, so that the packed factorization is this same loop,
 //! look-ahead included, with other offsets and leading dimensions.
 
-use crate::backend::{Backend, Block, BufferMut, DeviceBuffer, Diag, Op, Side, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, DeviceBuffer, Diag, Side, Triangle, ViewMut};
 use crate::layout::Uplo;
-use crate::{Error, Result, Scalar};
+use crate::{Result, Scalar};
 
 /// Tuning of the blocked factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,103 +59,7 @@ impl CholeskyParams {
     }
 }
 
-/// A block of `L` as stored: `block` holds it, or its transpose.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Stored {
-    pub block: Block,
-    pub transposed: bool,
-}
-
-impl Stored {
-    pub fn sub(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Stored> {
-        let block =
-            if self.transposed { self.block.sub(j, i, cols, rows)? } else { self.block.sub(i, j, rows, cols)? };
-        Ok(Stored { block, ..*self })
-    }
-
-    /// The triangle of a stored diagonal block that holds `L`'s.
-    pub fn uplo(&self) -> Uplo {
-        if self.transposed { Uplo::Upper } else { Uplo::Lower }
-    }
-
-    /// The `Op` that turns the stored block into the block of `L`
-    /// (`transpose = false`) or of `Lᵀ` (`transpose = true`).
-    pub fn op(&self, transpose: bool) -> Op {
-        if self.transposed != transpose { Op::Trans } else { Op::NoTrans }
-    }
-}
-
-/// Where the blocks of a lower trapezoid `L` (`rows × cols`, `rows ≥ cols`)
-/// are stored. Rows and columns are split at `split`: `L11` (both below
-/// `split`), `L21` (rows from `split`, columns below it) and `L22` (both from
-/// `split`) are three stored blocks. Full storage has one piece (`split =
-/// cols`, `L21` the rows below a panel); RFP storage has three.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Triangle {
-    pub rows: usize,
-    pub cols: usize,
-    pub split: usize,
-    pub l11: Stored,
-    pub l21: Stored,
-    pub l22: Stored,
-    /// `L21` continues `L11` in storage (same block, rows past `split`): a
-    /// block across `split` is then one stored block.
-    pub joined: bool,
-}
-
 impl Triangle {
-    /// The `uplo` triangle (`Upper` holds `Lᵀ`) of `block`: square, or a
-    /// panel with more rows of `L` than columns.
-    pub fn full(uplo: Uplo, block: Block) -> Result<Self> {
-        let transposed = uplo == Uplo::Upper;
-        let (rows, cols) = if transposed { (block.cols, block.rows) } else { (block.rows, block.cols) };
-        if rows < cols {
-            return Err(Error::dims(
-                "cholesky",
-                format!(
-                    "a {}×{} block: the {uplo:?} triangle needs at least as many rows of L as columns",
-                    block.rows, block.cols
-                ),
-            ));
-        }
-        let l11 = Stored { block, transposed };
-        // With `split = cols` no block of `L22` is ever asked for.
-        Ok(Triangle { rows, cols, split: cols, l11, l21: l11.sub(cols, 0, rows - cols, cols)?, l22: l11, joined: true })
-    }
-
-    /// Rows `i..i + rows`, columns `j..j + cols` of `L`, which must lie in
-    /// one stored piece.
-    pub fn at(&self, i: usize, j: usize, rows: usize, cols: usize) -> Result<Stored> {
-        let s = self.split;
-        let past_split = |x: usize| {
-            x.checked_sub(s).ok_or_else(|| {
-                Error::InvalidArgument(format!("block {rows}×{cols} at ({i}, {j}) of L crosses its split at {s}"))
-            })
-        };
-        if j >= s {
-            self.l22.sub(past_split(i)?, j - s, rows, cols)
-        } else if i + rows <= s || self.joined {
-            self.l11.sub(i, j, rows, cols)
-        } else {
-            self.l21.sub(past_split(i)?, j, rows, cols)
-        }
-    }
-
-    /// Rows `i..i + rows` of column `j` of `L`, as at most two runs that
-    /// each lie in one stored piece.
-    fn row_runs(&self, i: usize, rows: usize, j: usize) -> impl Iterator<Item = (usize, usize)> {
-        let s = self.split;
-        let cut = if j < s && !self.joined && i < s && s < i + rows { s } else { i + rows };
-        [(i, cut - i), (cut, i + rows - cut)].into_iter().filter(|&(_, len)| len > 0)
-    }
-
-    /// The column blocks of the outer loop: `nb` wide, none across `split`.
-    fn column_blocks(&self, nb: usize) -> Vec<(usize, usize)> {
-        let nb = nb.max(1);
-        let run = |from: usize, to: usize| (from..to).step_by(nb).map(move |k| (k, nb.min(to - k)));
-        run(0, self.split.min(self.cols)).chain(run(self.split.min(self.cols), self.cols)).collect()
-    }
-
     /// `C := C − X·Yᵀ` with `X = L[i.., k..]`, `Y = L[j.., k..]` and
     /// `C = L[i.., j..]` strictly below the diagonal (`i ≥ j + cols`).
     fn update<B: Backend, T: Scalar>(
