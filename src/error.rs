@@ -40,6 +40,12 @@ pub enum Error {
     #[error("matrix is singular: pivot {pivot} is zero")]
     Singular { pivot: usize },
 
+    /// A factorization without pivoting met a pivot of magnitude at most
+    /// `n·u·‖A‖` in `column` (1-based): the matrix needs pivoting (or is
+    /// singular), and the factor would be meaningless.
+    #[error("zero pivot in column {column} of a factorization without pivoting: the matrix needs pivoting")]
+    ZeroPivot { column: usize },
+
     /// A matrix that must be symmetric is not exactly so: `A(row, col) ≠
     /// A(col, row)` (1-based, `row > col`) is the first such pair, column
     /// by column. A method that reads one triangle would otherwise solve

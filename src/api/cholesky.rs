@@ -28,7 +28,7 @@ impl<T: Scalar> Sym<T> {
     /// [`cholesky`](Self::cholesky) with explicit tuning.
     pub fn cholesky_with(&self, params: CholeskyParams) -> Result<Cholesky<T>> {
         let rfp = (self.storage() == SymStorage::Rfp).then(|| self.rfp_layout());
-        Cholesky::factor_owned(self.n(), self.stored().try_clone()?, rfp, params)
+        Cholesky::factor_owned(self.n(), self.factorable_copy()?, rfp, params)
     }
 
     /// `‖A‖₁` (which is `‖A‖∞`) of the symmetric matrix, from its stored
@@ -59,15 +59,10 @@ impl<T: Scalar> Sym<T> {
     }
 }
 
-/// `(row, col)` of `A` stored at position `k` of the RFP array.
-fn position_in_rfp(rfp: Rfp, k: usize) -> Option<(usize, usize)> {
-    (0..rfp.n).flat_map(|j| (j..rfp.n).map(move |i| (i, j))).find(|&(i, j)| rfp.index(i, j) == Some(k))
-}
-
 impl<T: Scalar> Cholesky<T> {
     /// Factors `data` in place: `n × n` holding `A` in its lower triangle
-    /// (the strictly upper part is ignored), or `A`'s RFP array when `rfp`
-    /// is given.
+    /// and zeros above it, or `A`'s RFP array when `rfp` is given, its
+    /// entries finite ([`Sym::factorable_copy`]).
     pub(crate) fn factor_owned(
         n: usize,
         mut data: Matrix<T>,
@@ -75,18 +70,6 @@ impl<T: Scalar> Cholesky<T> {
         params: CholeskyParams,
     ) -> Result<Self> {
         with_backend!(data.device().clone(), be => {
-            if rfp.is_none() {
-                // Only the lower triangle is A's.
-                be.fill_strict_triangle(Uplo::Upper, T::ZERO, data.view_mut()?)?;
-            }
-            if let Some((i, j)) = be.find_non_finite(data.view()?)? {
-                let value = data.entry(i, j)?.to_f64();
-                let (row, col) = match rfp {
-                    Some(rfp) => position_in_rfp(rfp, i).unwrap_or((i, 0)),
-                    None => (i, j),
-                };
-                return Err(Error::NonFinite { what: "A".into(), row: row + 1, col: col + 1, value });
-            }
             let mut info = be.upload(&[0i32])?;
             let mut status = ViewMut::dense(&mut info, 1, 1)?;
             let a = BufferMut::new(data.buffer_mut(be)?);

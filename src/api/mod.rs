@@ -29,6 +29,8 @@ macro_rules! with_backend {
 
 mod cholesky;
 pub mod device;
+// Symmetric indefinite LDLᵀ.
+mod ldlt;
 mod lu;
 pub mod matrix;
 mod ops;
@@ -46,6 +48,7 @@ pub use crate::backend::{Diag, Norm};
 pub use crate::layout::Uplo;
 pub use cholesky::Cholesky;
 pub use device::Device;
+pub use ldlt::Ldlt;
 pub use lu::{Lu, Rref};
 pub use matrix::Matrix;
 pub use solve::{Method, Solution, SolveOptions, check_rcond};

@@ -2,7 +2,7 @@
 //! storage or in rectangular full packed (RFP) storage at half the memory.
 
 use super::{Device, Matrix, validate};
-use crate::backend::{Backend, Op};
+use crate::backend::{Backend, Block, Op, View, ViewMut};
 use crate::layout::{Rfp, Transr, Uplo};
 use crate::{Error, Result, Scalar};
 
@@ -129,6 +129,52 @@ impl<T: Scalar> Sym<T> {
         &self.data
     }
 
+    /// A copy of the stored array for a factorization to overwrite: the
+    /// strictly upper part of full storage set to zero (it is not `A`'s), and
+    /// a NaN or infinity refused, naming its row and column in `A`.
+    pub(crate) fn factorable_copy(&self) -> Result<Matrix<T>> {
+        let mut data = self.data.try_clone()?;
+        with_backend!(self.device(), be => {
+            if self.storage == SymStorage::Full {
+                be.fill_strict_triangle(Uplo::Upper, T::ZERO, data.view_mut()?)?;
+            }
+            if let Some((i, j)) = be.find_non_finite(data.view()?)? {
+                let value = data.entry(i, j)?.to_f64();
+                let (row, col) = match self.storage {
+                    SymStorage::Rfp => position_in_rfp(self.rfp_layout(), i).unwrap_or((i, 0)),
+                    SymStorage::Full => (i, j),
+                };
+                return Err(Error::NonFinite { what: "A".into(), row: row + 1, col: col + 1, value });
+            }
+        });
+        Ok(data)
+    }
+
+    /// `A + α·I`, in the same storage.
+    pub fn shifted(&self, alpha: f64) -> Result<Self> {
+        let mut data = self.data.try_clone()?;
+        // The diagonal as 1 × size rows with stride ld + 1: one in full
+        // storage, one in each triangle of the RFP array.
+        let diagonal = |offset: usize, size: usize, ld: usize| Block { offset, rows: 1, cols: size, ld: ld + 1 };
+        let blocks = match self.storage {
+            SymStorage::Full => vec![diagonal(0, self.n, self.n)],
+            SymStorage::Rfp => {
+                let p = self.rfp_layout().pieces();
+                vec![diagonal(p.t1.offset, p.n1, p.t1.full.ld), diagonal(p.t2.offset, p.n2, p.t2.full.ld)]
+            }
+        };
+        with_backend!(self.device(), be => {
+            let mut shift = be.alloc::<T>(self.n.max(1))?;
+            be.fill(ViewMut::dense(&mut shift, 1, self.n.max(1))?, T::from_f64(alpha))?;
+            for b in blocks.into_iter().filter(|b| b.cols > 0) {
+                let s = View::new(&shift, Block::dense(1, b.cols))?;
+                be.axpy(T::ONE, s, data.block_mut(b)?)?;
+            }
+            Ok::<_, Error>(())
+        })?;
+        Ok(Sym { n: self.n, data, storage: self.storage })
+    }
+
     /// `self · b` for a dense `b` with `n` rows.
     pub fn matmul(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         let a = self.to_dense()?;
@@ -140,4 +186,9 @@ impl<T: Scalar> Sym<T> {
             a.new_with(be, self.n, b.cols(), |c| be.gemm(T::ONE, a.view()?, Op::NoTrans, b.view()?, Op::NoTrans, T::ZERO, c))
         })
     }
+}
+
+/// `(row, col)` of `A` stored at position `k` of the RFP array.
+fn position_in_rfp(rfp: Rfp, k: usize) -> Option<(usize, usize)> {
+    (0..rfp.n).flat_map(|j| (j..rfp.n).map(move |i| (i, j))).find(|&(i, j)| rfp.index(i, j) == Some(k))
 }

@@ -3,9 +3,9 @@
 //! bad call is the same `Err` on the CPU and on the GPU.
 
 use super::region::{Region, Shape, check_disjoint};
-use super::{Backend, Op, Side, View, ViewMut};
+use super::{Backend, BufferMut, Op, Side, SymPanel, Triangle, View, ViewMut};
 use crate::layout::{Rfp, Uplo};
-use crate::{Elem, Error, Result};
+use crate::{Elem, Error, Result, Scalar};
 
 fn region<B: Backend, E: Elem>(v: &View<'_, B, E>, shape: Shape) -> Region {
     Region::new(v.buffer(), v.block(), shape)
@@ -315,4 +315,73 @@ pub fn scaled_gemm<B: Backend, T: Elem>(
 ) -> Result<()> {
     gemm(a, Op::NoTrans, b, Op::Trans, c)?;
     scaling("scaled_gemm", d, a.cols(), c)
+}
+
+/// `syrkx`: `op(A)` and `op(B)` of one shape, `C` square of their rows and
+/// disjoint from both.
+pub fn syrkx<B: Backend, T: Elem>(
+    uplo: Uplo,
+    op: Op,
+    a: &View<'_, B, T>,
+    b: &View<'_, B, T>,
+    c: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    if (a.rows(), a.cols()) != (b.rows(), b.cols()) {
+        return Err(Error::dims("syrkx", format!("A is {} but B is {}", shape_of(a), shape_of(b))));
+    }
+    syrk(uplo, op, a, c)?;
+    check_disjoint("syrkx", region_mut(c, Shape::Triangle(uplo)), &[region(b, Shape::Full)])
+}
+
+/// `sytrf_panel`: a square triangle whose pieces lie in `a`, the panel
+/// inside it, workspaces of `(n − k) × (nb + 1)` and vectors of `n`.
+pub fn sytrf_panel<B: Backend, T: Scalar>(
+    a: &BufferMut<'_, B, T>,
+    tri: &Triangle,
+    k: usize,
+    panel: &SymPanel<'_, B, T>,
+) -> Result<()> {
+    let n = tri.cols;
+    if tri.rows != n {
+        return Err(Error::dims("sytrf_panel", format!("the triangle must be square, is {}×{n}", tri.rows)));
+    }
+    for piece in [tri.l11, tri.l21, tri.l22] {
+        a.view(piece.block)?;
+    }
+    if panel.nb == 0 || k + panel.nb > n {
+        return Err(Error::dims("sytrf_panel", format!("panel of {} columns at {k} in a matrix of order {n}", panel.nb)));
+    }
+    let width = (panel.nb + 1).min(n - k);
+    for (name, x) in [("L", &panel.l), ("W", &panel.w)] {
+        if x.rows() < n - k || x.cols() < width {
+            return Err(Error::dims(
+                "sytrf_panel",
+                format!("{name} must be at least {}×{width}, is {}×{}", n - k, x.rows(), x.cols()),
+            ));
+        }
+    }
+    let (ipiv, d, e) = (panel.ipiv.block(), panel.d.block(), panel.e.block());
+    if [ipiv, d, e].iter().any(|b| b.vector_len() != Some(n)) {
+        return Err(Error::dims("sytrf_panel", format!("ipiv, d and e must be vectors of {n} entries")));
+    }
+    if panel.info.block().vector_len() != Some(2) {
+        return Err(Error::dims("sytrf_panel", "info must be a vector of 2 entries".to_string()));
+    }
+    Ok(())
+}
+
+/// `block_diagonal_solve`: `d` and `e` vectors of `B`'s rows.
+pub fn block_diagonal_solve<B: Backend, T: Elem>(
+    d: &View<'_, B, T>,
+    e: &View<'_, B, T>,
+    b: &ViewMut<'_, B, T>,
+) -> Result<()> {
+    let n = b.rows();
+    if vector("block_diagonal_solve", d)? != n || vector("block_diagonal_solve", e)? != n {
+        return Err(Error::dims(
+            "block_diagonal_solve",
+            format!("d and e must have {n} entries, have {} and {}", shape_of(d), shape_of(e)),
+        ));
+    }
+    check_disjoint("block_diagonal_solve", region_mut(b, Shape::Full), &[region(d, Shape::Full), region(e, Shape::Full)])
 }

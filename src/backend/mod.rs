@@ -406,6 +406,65 @@ pub trait Backend: Sized + Send + Sync + 'static {
         reverse: bool,
     ) -> Result<()>;
 
+    // Symmetric indefinite LDLᵀ: the trailing update, the panel and `D`.
+
+    /// `C := α·op(A)·op(B)ᵀ + β·C` on the `uplo` triangle of `C` only
+    /// (cuBLAS `syrkx`), for a product known to be symmetric such as
+    /// `L·(D·Lᵀ)`: `op = NoTrans` takes `A·Bᵀ`, `Trans` takes `Aᵀ·B`.
+    #[allow(clippy::too_many_arguments)]
+    fn syrkx<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Self, T>,
+        b: View<'_, Self, T>,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// LDLᵀ of block column `k..k + panel.nb` of the symmetric matrix whose
+    /// lower triangle `tri` locates in `a` (LAPACK's `dlasyf_rk`, lower):
+    /// columns `0..k` hold `L` and `D` already, and the trailing matrix
+    /// (rows and columns from `k`) has every earlier panel's update. The
+    /// panel's columns are factored in order, with Bunch–Kaufman pivots
+    /// (1×1 or 2×2) or none, and the rest of the trailing matrix is left for
+    /// the caller to update with the panel's `L` and `W = L·D`.
+    ///
+    /// Columns are factored until at least `nb` are; the last pivot may be
+    /// 2×2 and take column `k + nb` too, if there is one. `info[1]` receives
+    /// the number `jb` of columns factored (`nb` or `nb + 1`).
+    ///
+    /// On return, in `a`: the factored columns hold `L` strictly below the
+    /// diagonal (0 at `(j + 1, j)` of a 2×2 block) and `D`'s diagonal on it;
+    /// rows and columns interchanged by the pivots are interchanged in the
+    /// trailing matrix and in every column left of the pivot. `ipiv[j]`
+    /// (1-based rows of the whole matrix) records the interchange of rows
+    /// `j` and `ipiv[j] − 1` made at step `j`, in order, as `laswp` applies
+    /// them; `d[j]` is `D(j, j)` and `e[j]` is `D(j + 1, j)`, nonzero exactly
+    /// at the first column of a 2×2 block. `panel.l` and `panel.w` (rows
+    /// `k..n`) receive `L` (with its unit diagonal) and `W = L·D`.
+    ///
+    /// A column that is zero (Bunch–Kaufman) or whose pivot has magnitude
+    /// `≤ tol` (unpivoted) is a zero pivot: it is not divided by, its `L`
+    /// column is zero, and `info[0]`, if still 0, becomes its 1-based
+    /// column. The factorization goes on, as `dsytrf` does.
+    fn sytrf_panel<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Self, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: SymPanel<'_, Self, T>,
+        pivoting: SymPivoting,
+    ) -> Result<()>;
+
+    /// `B := D⁻¹·B` for the block diagonal `D` of an LDLᵀ factorization:
+    /// `d` its diagonal and `e` its subdiagonal (vector blocks of `B.rows`
+    /// entries; `e[j] ≠ 0` marks the 2×2 block at rows `j, j + 1`). 2×2
+    /// blocks are solved in the scaled form of LAPACK's `dsytrs`. A zero
+    /// pivot gives infinities: callers refuse singular factors first.
+    fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Self, T>, e: View<'_, Self, T>, b: ViewMut<'_, Self, T>) -> Result<()>;
+
     // Scaled Gram matrices A·D²·Aᵀ (weighted least squares).
 
     /// `C := α·A·diag(d)²·Aᵀ + β·C` on the `uplo` triangle of `C` only (the
@@ -476,6 +535,38 @@ pub enum Pivoting {
     /// No row exchanges: for matrices known to be safe (diagonally dominant,
     /// symmetric positive definite). A pivot of magnitude `≤ tol` fails.
     None { tol: f64 },
+}
+
+/// How [`Backend::sytrf_panel`] chooses its pivots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SymPivoting {
+    /// Bunch–Kaufman (Bunch and Kaufman 1977): a 1×1 or 2×2 pivot from the
+    /// column and, when its diagonal entry is small, from the row of its
+    /// largest entry, with `α = (1 + √17)/8`; growth is bounded by
+    /// `(2.57)ⁿ⁻¹` and the factorization is backward stable.
+    BunchKaufman,
+    /// No interchanges and 1×1 pivots only: for matrices known to allow it
+    /// (quasi-definite, diagonally dominant). A pivot of magnitude `≤ tol`
+    /// is a zero pivot.
+    None { tol: f64 },
+}
+
+/// The workspace and outputs of one [`Backend::sytrf_panel`] call.
+pub struct SymPanel<'a, B: Backend, T: Scalar> {
+    /// Columns to factor (one more when the last pivot is 2×2).
+    pub nb: usize,
+    /// At least `(n − k) × (nb + 1)`: receives `L` of the panel's columns,
+    /// row `r` being row `k + r` of the matrix.
+    pub l: ViewMut<'a, B, T>,
+    /// The same shape: receives `W = L·D` of the panel's columns.
+    pub w: ViewMut<'a, B, T>,
+    /// Vectors of `n` entries, written at `k..k + jb`.
+    pub ipiv: ViewMut<'a, B, i32>,
+    pub d: ViewMut<'a, B, T>,
+    pub e: ViewMut<'a, B, T>,
+    /// Two entries: the first zero pivot (1-based, 0 if none yet; kept if
+    /// already set) and the number of columns factored.
+    pub info: ViewMut<'a, B, i32>,
 }
 
 /// [`Backend::getrf_leaf`] as `getrf_panel` on the leaf's columns, then

@@ -8,6 +8,9 @@ pub mod cholesky;
 pub mod condition;
 // Row and column scalings by powers of two (dgeequb, dpoequb).
 pub mod equilibrate;
+pub mod ldlt;
 pub mod lu;
 // Householder QR.
 pub mod qr;
+// Solves with a lower triangle in full or RFP storage.
+pub mod triangular;

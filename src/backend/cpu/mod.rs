@@ -1,6 +1,7 @@
 //! The CPU backend: faer for level 3, plain loops for the rest, rayon for
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
+mod ldlt;
 mod lu;
 mod memory;
 mod residual;
@@ -17,7 +18,10 @@ use faer::linalg::{matmul::matmul, triangular_solve as tri};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, View, ViewMut, check};
+use super::{
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular, View,
+    ViewMut, check,
+};
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
@@ -617,6 +621,55 @@ impl Backend for Cpu {
         reverse: bool,
     ) -> Result<()> {
         lu::laswp(a, ipiv, shift, reverse)
+    }
+
+    // LDLᵀ: `syrkx` here, the panel and `D` in `cpu/ldlt.rs`.
+
+    fn syrkx<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        b: View<'_, Cpu, T>,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        check::syrkx(uplo, op, &a, &b, &c)?;
+        let (a, b) = (op_of(mat(a), op), op_of(mat(b), op));
+        let structure = match uplo {
+            Uplo::Lower => BlockStructure::TriangularLower,
+            Uplo::Upper => BlockStructure::TriangularUpper,
+        };
+        accumulate(mat_mut(c), beta, Some(uplo), |c, acc| {
+            triangular::matmul(
+                c,
+                structure,
+                acc,
+                a,
+                BlockStructure::Rectangular,
+                b.transpose(),
+                BlockStructure::Rectangular,
+                alpha,
+                self.par,
+            )
+        });
+        Ok(())
+    }
+
+    fn sytrf_panel<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Cpu, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: SymPanel<'_, Cpu, T>,
+        pivoting: SymPivoting,
+    ) -> Result<()> {
+        ldlt::sytrf_panel(a, tri, k, panel, pivoting)
+    }
+
+    fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Cpu, T>, e: View<'_, Cpu, T>, b: ViewMut<'_, Cpu, T>) -> Result<()> {
+        ldlt::block_diagonal_solve(d, e, b)
     }
 
     // Scaled Gram matrices, in `cpu/scaled_gram.rs`.

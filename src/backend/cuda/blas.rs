@@ -135,6 +135,28 @@ pub unsafe fn syrk<T: Scalar>(
 }
 
 #[allow(clippy::too_many_arguments)]
+pub unsafe fn syrkx<T: Scalar>(
+    h: cublasHandle_t,
+    uplo: Uplo,
+    trans: Op,
+    (n, k): (i32, i32),
+    alpha: T,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    beta: T,
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let (al, be) = (&alpha as *const T, &beta as *const T);
+    let s = blas_call!(
+        T,
+        cublasDsyrkx,
+        cublasSsyrkx,
+        (h, fill(uplo), op(trans), n, k, al as _, a as _, lda, b as _, ldb, be as _, c as _, ldc)
+    );
+    status("syrkx", s)
+}
+
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn triangular<T: Scalar>(
     h: cublasHandle_t,
     which: Triangular,

@@ -21,6 +21,7 @@ mod copy;
 mod graph;
 pub mod kernels;
 mod launch;
+mod ldlt;
 mod lu;
 mod memory;
 mod potrf;
@@ -43,7 +44,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
-use super::{Backend, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Triangular, Tuning, View, ViewMut, check};
+use super::{
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular, Tuning, View,
+    ViewMut, check,
+};
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
 use blas::{operand, operand_mut};
@@ -273,6 +277,38 @@ impl Backend for Cuda {
         }
     }
 
+    fn syrkx<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        b: View<'_, Cuda, T>,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        check::syrkx(uplo, op, &a, &b, &c)?;
+        let (nn, k) = op.apply(a.rows(), a.cols());
+        if nn == 0 {
+            return Ok(());
+        }
+        let d = |x| blas::dim("syrkx", x);
+        // SAFETY: blocks checked by `check`; see `blas`.
+        unsafe {
+            blas::syrkx(
+                *self.blas.handle(),
+                uplo,
+                op,
+                (d(nn)?, d(k)?),
+                alpha,
+                operand(&a, "syrkx")?,
+                operand(&b, "syrkx")?,
+                beta,
+                operand_mut(&c, "syrkx")?,
+            )
+        }
+    }
+
     fn triangular<T: Scalar>(
         &self,
         which: Triangular,
@@ -460,6 +496,21 @@ impl Backend for Cuda {
     }
 
     // Scaled Gram matrices, in `cuda/scaled_gram.rs`.
+
+    fn sytrf_panel<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Cuda, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: SymPanel<'_, Cuda, T>,
+        pivoting: SymPivoting,
+    ) -> Result<()> {
+        self.ldlt_sytrf_panel(a, tri, k, panel, pivoting)
+    }
+
+    fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Cuda, T>, e: View<'_, Cuda, T>, b: ViewMut<'_, Cuda, T>) -> Result<()> {
+        self.ldlt_block_diagonal_solve(d, e, b)
+    }
 
     fn scaled_syrk<T: Scalar>(
         &self,

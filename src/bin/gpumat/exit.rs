@@ -46,6 +46,7 @@ impl Failure {
             Failure::Lib(e) => match e {
                 Error::NotPositiveDefinite { .. }
                 | Error::Singular { .. }
+                | Error::ZeroPivot { .. }
                 | Error::NotConverged { .. }
                 | Error::RankDeficient { .. }
                 | Error::IllConditioned { .. }

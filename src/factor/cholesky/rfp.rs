@@ -11,7 +11,8 @@
 //! likewise `L22`, and `S` holds `L21` (`n2 × n1`) or `L21ᵀ` (`n1 × n2`).
 
 use super::factor::{CholeskyParams, factor_triangle};
-use crate::backend::{Backend, BufferMut, Diag, Op, Side, Stored, Triangle, View, ViewMut};
+use crate::backend::{Backend, BufferMut, Diag, Triangle, View, ViewMut};
+use crate::factor::triangular::solve_lower;
 use crate::layout::Rfp;
 use crate::{Result, Scalar};
 
@@ -36,25 +37,9 @@ pub fn solve_rfp_in_place<B: Backend, T: Scalar>(
     rfp: Rfp,
     factor: View<'_, B, T>,
     base: usize,
-    b: ViewMut<'_, B, T>,
+    mut b: ViewMut<'_, B, T>,
 ) -> Result<()> {
     let tri = Triangle::rfp(rfp, base);
-    let (n1, n2) = (tri.split, rfp.n - tri.split);
-    let buf = factor.buffer();
-    let (l11, l21, l22) = (tri.at(0, 0, n1, n1)?, tri.at(n1, 0, n2, n1)?, tri.at(n1, n1, n2, n2)?);
-    let view = |s: Stored| View::new(buf, s.block);
-    let one = T::ONE;
-    let (mut top, mut bottom) = b.split_at_row(n1)?;
-    // L·Y = B.
-    be.trsm(Side::Left, l11.uplo(), l11.op(false), Diag::NonUnit, one, view(l11)?, top.rb_mut())?;
-    if n1 > 0 && n2 > 0 {
-        be.gemm(-one, view(l21)?, l21.op(false), top.rb(), Op::NoTrans, one, bottom.rb_mut())?;
-    }
-    be.trsm(Side::Left, l22.uplo(), l22.op(false), Diag::NonUnit, one, view(l22)?, bottom.rb_mut())?;
-    // Lᵀ·X = Y.
-    be.trsm(Side::Left, l22.uplo(), l22.op(true), Diag::NonUnit, one, view(l22)?, bottom.rb_mut())?;
-    if n1 > 0 && n2 > 0 {
-        be.gemm(-one, view(l21)?, l21.op(true), bottom.rb(), Op::NoTrans, one, top.rb_mut())?;
-    }
-    be.trsm(Side::Left, l11.uplo(), l11.op(true), Diag::NonUnit, one, view(l11)?, top)
+    solve_lower(be, &tri, factor.buffer(), b.rb_mut(), false, Diag::NonUnit)?;
+    solve_lower(be, &tri, factor.buffer(), b, true, Diag::NonUnit)
 }

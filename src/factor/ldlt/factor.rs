@@ -1,0 +1,179 @@
+//! The blocked factorization.
+//!
+//! Right-looking by panels, as LAPACK's `dsytrf_rk`: the backend's
+//! [`Backend::sytrf_panel`] factors a panel of `nb` (or `nb + 1`) columns,
+//! choosing each pivot from the trailing matrix as it stands, and leaves in
+//! two dense workspaces the panel's `L` and `W = L·D`; the rest of the
+//! trailing matrix is then updated by one level-3 product,
+//! `A₂₂ := A₂₂ − L₂₁·W₂₁ᵀ`, on its lower triangle only (`syrkx` on the
+//! diagonal tiles, `gemm` below them). A Bunch–Kaufman pivot may come from
+//! any column of the trailing matrix, so the next panel waits for the whole
+//! update: there is no look-ahead, and the panel's latency is the cost to
+//! keep small.
+//!
+//! The width of a panel is known only once its last pivot is chosen (a 2×2
+//! pivot takes one column more), so the host reads it after each panel.
+
+use crate::backend::{Backend, Block, BufferMut, Op, SymPanel, SymPivoting, Triangle, View, ViewMut};
+use crate::layout::Uplo;
+use crate::{Error, Result, Scalar};
+
+/// How the factorization chooses its pivots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LdltPivoting {
+    /// Bunch–Kaufman 1×1 and 2×2 pivots: backward stable for every
+    /// symmetric matrix, as LAPACK's `dsytrf`.
+    BunchKaufman,
+    /// No interchanges, 1×1 pivots: `A = L·D·Lᵀ`. Safe for matrices whose
+    /// leading principal minors are all safely nonzero — symmetric
+    /// quasi-definite matrices `[[H, Bᵀ], [B, −G]]` with `H`, `G` positive
+    /// definite (Vanderbei 1995), diagonally dominant matrices. A pivot of
+    /// magnitude `≤ tol` is refused as a zero pivot.
+    None { tol: f64 },
+}
+
+impl LdltPivoting {
+    fn panel(self) -> SymPivoting {
+        match self {
+            LdltPivoting::BunchKaufman => SymPivoting::BunchKaufman,
+            LdltPivoting::None { tol } => SymPivoting::None { tol },
+        }
+    }
+}
+
+/// Tuning of the blocked factorization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LdltParams {
+    /// Columns per panel: wider panels make the trailing update more
+    /// efficient and each pivot search longer.
+    pub block_size: usize,
+    /// The trailing update goes by block columns of this width: `syrkx` on
+    /// each diagonal tile, `gemm` below it.
+    pub update_tile: usize,
+}
+
+impl Default for LdltParams {
+    fn default() -> Self {
+        LdltParams { block_size: 64, update_tile: 1024 }
+    }
+}
+
+impl LdltParams {
+    /// The blocking for a matrix of order `n`.
+    pub fn for_order(n: usize) -> Self {
+        let update_tile = if n <= 6144 { 1024 } else { 2048 };
+        LdltParams { update_tile, ..LdltParams::default() }
+    }
+}
+
+/// Factors the symmetric matrix whose lower triangle `tri` locates in `a`,
+/// in place: `L` strictly below the diagonal (with 0 at `(j + 1, j)` of
+/// each 2×2 block), `D`'s diagonal on it. `ipiv`, `d` and `e` (vectors of
+/// `n` entries) receive the interchanges (1-based rows, applied in order as
+/// `laswp` does: `P`), `D`'s diagonal and its subdiagonal (nonzero exactly
+/// at the first column of each 2×2 block).
+///
+/// Returns the first zero pivot (1-based column), if any: with
+/// Bunch–Kaufman a column that is exactly zero where it is reached, which
+/// leaves `D` singular but the factorization complete; unpivoted, a pivot
+/// of magnitude `≤ tol`, which leaves the rest of the factor meaningless.
+/// Waits for the factorization (the host reads each panel's width).
+#[allow(clippy::too_many_arguments)]
+pub fn factor_in_place<B: Backend, T: Scalar>(
+    be: &B,
+    tri: &Triangle,
+    a: &BufferMut<'_, B, T>,
+    mut ipiv: ViewMut<'_, B, i32>,
+    mut d: ViewMut<'_, B, T>,
+    mut e: ViewMut<'_, B, T>,
+    pivoting: LdltPivoting,
+    params: LdltParams,
+) -> Result<Option<usize>> {
+    let n = tri.cols;
+    if n == 0 {
+        return Ok(None);
+    }
+    let nb = params.block_size.clamp(1, n);
+    let width = (nb + 1).min(n);
+    let (mut l, mut w) = (be.alloc::<T>(n * width)?, be.alloc::<T>(n * width)?);
+    let mut info = be.upload(&[0i32, 0])?;
+    let mut k = 0;
+    while k < n {
+        let nbk = nb.min(n - k);
+        let panel = Block { offset: 0, rows: n - k, cols: (nbk + 1).min(n - k), ld: n };
+        be.sytrf_panel(
+            a,
+            tri,
+            k,
+            SymPanel {
+                nb: nbk,
+                l: ViewMut::new(&mut l, panel)?,
+                w: ViewMut::new(&mut w, panel)?,
+                ipiv: ipiv.rb_mut(),
+                d: d.rb_mut(),
+                e: e.rb_mut(),
+                info: ViewMut::dense(&mut info, 2, 1)?,
+            },
+            pivoting.panel(),
+        )?;
+        let mut status = [0i32; 2];
+        be.download(&info, &mut status)?;
+        let jb = usize::try_from(status[1]).unwrap_or(0);
+        if jb < nbk || jb > nbk + 1 || k + jb > n {
+            return Err(Error::InvalidArgument(format!(
+                "sytrf_panel factored {} columns of a panel of {nbk} at column {k} of {n}",
+                status[1]
+            )));
+        }
+        let k2 = k + jb;
+        if k2 < n {
+            let rows = Block { offset: jb, rows: n - k2, cols: jb, ld: n };
+            update_trailing(be, tri, a, View::new(&l, rows)?, View::new(&w, rows)?, k2, params.update_tile)?;
+        }
+        k = k2;
+    }
+    let mut status = [0i32; 2];
+    be.download(&info, &mut status)?;
+    Ok(usize::try_from(status[0]).ok().filter(|&c| c > 0))
+}
+
+/// `C := C − X·Yᵀ` on the lower triangle of `C = L[k.., k..]` (rows and
+/// columns from `k` to `n`), `X` and `Y` dense with a row for each row of
+/// `C`. By block columns of `tile`, none across the triangle's split: the
+/// diagonal tile by `syrkx` in the orientation its piece is stored in, the
+/// rows below it by `gemm`.
+fn update_trailing<B: Backend, T: Scalar>(
+    be: &B,
+    tri: &Triangle,
+    a: &BufferMut<'_, B, T>,
+    x: View<'_, B, T>,
+    y: View<'_, B, T>,
+    k: usize,
+    tile: usize,
+) -> Result<()> {
+    let (n, depth, s) = (tri.cols, x.cols(), tri.split);
+    let one = T::ONE;
+    let mut t = k;
+    while t < n {
+        let wdt = tile.max(1).min(n - t).min(if t < s { s - t } else { n - t });
+        let c = tri.at(t, t, wdt, wdt)?;
+        let (xt, yt) = (x.sub(t - k, 0, wdt, depth)?, y.sub(t - k, 0, wdt, depth)?);
+        if c.transposed {
+            // Cᵀ −= Y·Xᵀ, on the upper triangle.
+            be.syrkx(Uplo::Upper, Op::NoTrans, -one, yt, xt, one, a.view_mut(c.block)?)?;
+        } else {
+            be.syrkx(Uplo::Lower, Op::NoTrans, -one, xt, yt, one, a.view_mut(c.block)?)?;
+        }
+        for (i, rows) in tri.row_runs(t + wdt, n - t - wdt, t) {
+            let c = tri.at(i, t, rows, wdt)?;
+            let xi = x.sub(i - k, 0, rows, depth)?;
+            if c.transposed {
+                be.gemm(-one, yt, Op::NoTrans, xi, Op::Trans, one, a.view_mut(c.block)?)?;
+            } else {
+                be.gemm(-one, xi, Op::NoTrans, yt, Op::Trans, one, a.view_mut(c.block)?)?;
+            }
+        }
+        t += wdt;
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! LDLᵀ factorization of a symmetric indefinite matrix from its lower
+//! triangle: `P·A·Pᵀ = L·D·Lᵀ` with `L` unit lower triangular and `D` block
+//! diagonal (1×1 and 2×2 blocks), by Bunch–Kaufman pivoting (Bunch and
+//! Kaufman 1977), or `A = L·D·Lᵀ` without pivoting for matrices known to
+//! allow it. Full and RFP storage, through the same [`Triangle`] map as
+//! Cholesky.
+//!
+//! [`Triangle`]: crate::backend::Triangle
+
+mod condition;
+mod diagonal;
+mod factor;
+mod reconstruct;
+mod solve;
+
+pub use condition::rcond;
+pub use diagonal::{BlockDiagonal, Inertia};
+pub use factor::{LdltParams, LdltPivoting, factor_in_place};
+pub use reconstruct::reconstruct;
+pub use solve::solve_in_place;
