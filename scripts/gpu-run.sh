@@ -22,6 +22,8 @@ cd "$(dirname "$0")/.."
 # Test suites that exercise the device; the others are host-only. SUITES
 # in the environment builds only those (a quicker round trip).
 ALL="api primitives kernels cholesky lu"
+# Symmetric indefinite LDLᵀ.
+ALL="$ALL ldlt"
 # Householder QR and least squares.
 ALL="$ALL qr lstsq"
 # Scaled Gram matrices A·D²·Aᵀ and mixed-precision weighted least squares.
