@@ -482,7 +482,8 @@ fn ldlt_refusals_are_typed() {
     // [[1, 1], [1, 1]]: singular, D's second pivot exactly 0; refused even
     // when allowed, as LU's exactly zero pivot is, on the auto route too.
     let ones = upload::<f64>(&[1.0; 4], 2, 2);
-    for opts in [pivoted(true), SolveOptions { allow_ill_conditioned: true, ..pivoted(true) }, SolveOptions::default()] {
+    for opts in [pivoted(true), SolveOptions { allow_ill_conditioned: true, ..pivoted(true) }, SolveOptions::default()]
+    {
         let e = ones.solve_with(&b2, &opts);
         assert!(matches!(e, Err(Error::Singular { pivot: 2 })), "{opts:?}: {e:?}");
     }
@@ -536,9 +537,18 @@ fn equilibrated_indefinite_systems_take_ldlt_with_symmetric_scaling() {
                 assert!(err <= tol, "{what}: forward error {err:e} > {tol:e}");
                 // Less the reference's own error n·u·κ₁, as in `check`.
                 let beyond = err - n as f64 * u::<f64>() * kappa;
-                assert!(beyond <= s.forward_error_bound, "{what}: {err:e} beyond the bound {:e}", s.forward_error_bound);
+                assert!(
+                    beyond <= s.forward_error_bound,
+                    "{what}: {err:e} beyond the bound {:e}",
+                    s.forward_error_bound
+                );
                 assert!(s.backward_error <= 10.0 * n as f64 * u::<f64>(), "{what}: {:e}", s.backward_error);
-                assert!((0.1..=10.0).contains(&(s.rcond * kappa)), "{what}: rcond {:e}, 1/κ₁ {:e}", s.rcond, 1.0 / kappa);
+                assert!(
+                    (0.1..=10.0).contains(&(s.rcond * kappa)),
+                    "{what}: rcond {:e}, 1/κ₁ {:e}",
+                    s.rcond,
+                    1.0 / kappa
+                );
             }
         }
     }

@@ -115,7 +115,8 @@ pub fn check_rcond<T: Scalar>(rcond: f64) -> Result<f64> {
 /// A factorization chosen for a solve.
 enum Factor<T: Scalar> {
     Cholesky(Cholesky<T>),
-    Ldlt(Ldlt<T>),
+    // Boxed: D on the host, and more, make it twice the others' size.
+    Ldlt(Box<Ldlt<T>>),
     Lu(Lu<T>),
 }
 
@@ -209,12 +210,14 @@ impl<T: Scalar> Matrix<T> {
         // ‖A‖₁ of the dense A is that of the symmetric matrix: A is exactly symmetric.
         let factor = match (symmetric, options.method) {
             (false, _) => Factor::Lu(self.lu()?),
-            (true, Method::Ldlt { pivoted }) => Factor::Ldlt(ldlt_of(self, options.storage, pivoted, a_norm)?),
+            (true, Method::Ldlt { pivoted }) => {
+                Factor::Ldlt(Box::new(ldlt_of(self, options.storage, pivoted, a_norm)?))
+            }
             (true, _) => match cholesky_of(self, options.storage) {
                 Ok(f) => Factor::Cholesky(f),
                 Err(e @ Error::NotPositiveDefinite { .. }) if options.method == Method::Auto => {
                     fallback = Some(e);
-                    Factor::Ldlt(ldlt_of(self, options.storage, true, a_norm)?)
+                    Factor::Ldlt(Box::new(ldlt_of(self, options.storage, true, a_norm)?))
                 }
                 Err(e) => return Err(e),
             },

@@ -187,7 +187,9 @@ impl Report {
                 gpumat::Method::Lu | gpumat::Method::Auto => "lu",
             },
             fallback: s.fallback.as_ref().map(|e| match e {
-                Error::NotPositiveDefinite { column } => format!("A is not positive definite (pivot in column {column})"),
+                Error::NotPositiveDefinite { column } => {
+                    format!("A is not positive definite (pivot in column {column})")
+                }
                 e => e.to_string(),
             }),
             storage: match s.storage {
