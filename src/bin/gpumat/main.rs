@@ -4,6 +4,7 @@ mod demo;
 mod exit;
 mod fit;
 mod gemm;
+mod inertia;
 mod info;
 mod input;
 mod lstsq;
@@ -68,6 +69,10 @@ enum Command {
     /// LDLᵀ for symmetric indefinite A (full or packed storage), LU with
     /// partial pivoting otherwise; X to stdout as Matrix Market without -o.
     Solve(solve::Args),
+    /// The inertia of a symmetric matrix: its numbers of positive, negative
+    /// and zero eigenvalues (of A − σI with --shift), from a pivoted LDLᵀ
+    /// factorization, on stdout.
+    Inertia(inertia::Args),
     /// Weighted linear least squares: x minimizing ‖diag(d)·(b − A·x)‖₂,
     /// rows of A are observations; stable for ill-conditioned designs (QR
     /// with refinement). x to stdout as Matrix Market without -o.
@@ -111,6 +116,7 @@ fn run(cli: Cli) -> exit::Result<()> {
         Command::Demo(args) => Ok(demo::run(&dev, &args)?),
         Command::Gemm(args) => Ok(gemm::run(&dev, &args)?),
         Command::Solve(args) => solve::run(&dev, &args),
+        Command::Inertia(args) => Ok(inertia::run(&dev, &args, cli.verbose)?),
         Command::Lstsq(args) => Ok(lstsq::run(&dev, &args)?),
         Command::Fit(args) => Ok(fit::run(&dev, &args)?),
         Command::Rref(args) => Ok(lu::rref(&dev, &args)?),
