@@ -389,17 +389,17 @@ fn shapes_and_arguments_are_refused() {
 
 /// `G + Gᵀ` for a random `G`: symmetric and indefinite (for `n > 1`, with
 /// probability 1).
-fn random_symmetric_indefinite(seed: u64, n: usize) -> Vec<f64> {
-    let g = random(&mut rng(seed), n, n);
+fn random_symmetric_indefinite(stream: u64, n: usize) -> Vec<f64> {
+    let g = random(&mut rng(stream), n, n);
     symmetric_to_the_bit((0..n * n).map(|p| g[p] + g[p / n + (p % n) * n]).collect(), n)
 }
 
 /// `[[H, Bᵀ], [B, −G]]` with `H` (`p × p`) and `G` (`q × q`) symmetric
 /// positive definite and `B` random: quasi-definite, so unpivoted LDLᵀ
 /// applies (Vanderbei 1995), though `A` is indefinite.
-fn quasi_definite(seed: u64, p: usize, q: usize) -> Vec<f64> {
+fn quasi_definite(stream: u64, p: usize, q: usize) -> Vec<f64> {
     let n = p + q;
-    let (h, g, b) = (random_spd(seed, p), random_spd(seed + 1, q), random(&mut rng(seed + 2), q, p));
+    let (h, g, b) = (random_spd(stream, p), random_spd(stream + 1, q), random(&mut rng(stream + 2), q, p));
     let mut a = vec![0.0; n * n];
     for j in 0..n {
         for i in 0..n {
