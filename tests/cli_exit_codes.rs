@@ -73,6 +73,8 @@ fn every_error_path_has_its_code() {
         (s(&["wls-table", "--tolerance", "inf"]), &[], 64, "positive"),
         (s(&["solve", &spd, &b2, "--method", "lu", "--storage", "rfp"]), &[], 64, "--method lu"),
         (s(&["solve", &spd, &b2, "--storage", "packed"]), &[], 64, "packed"),
+        (s(&["solve", &spd, &b2, "--pivot", "none"]), &[], 64, "--pivot"),
+        (s(&["inertia", &spd, "--shift", "nan"]), &[], 64, "--shift"),
         (fit(&["--basis", "cubic:3"]), &[], 64, "malformed basis"),
         (fit(&["--plot", &jpg]), &[], 64, "one of: .png"),
         (fit(&["--plot", &folder]), &[], 64, "is a directory"),
@@ -84,6 +86,8 @@ fn every_error_path_has_its_code() {
         (s(&["gemm", &bad, &spd]), &[], 1, "bad.mtx:"),
         (s(&["gemm", &rank, &rank]), &[], 1, "dimension mismatch"),
         (s(&["solve", &nonsym, &b2, "--method", "cholesky"]), &[], 1, "not symmetric"),
+        (s(&["solve", &nonsym, &b2, "--method", "ldlt"]), &[], 1, "not symmetric"),
+        (s(&["inertia", &nonsym]), &[], 1, "not symmetric"),
         (s(&["solve", &spd, &b3]), &[], 1, "B has 3 rows"),
         (s(&["solve", &spd, &b2, "-o", &nowhere]), &[], 1, "x.mtx"),
         (s(&["gemm", &spd, &spd, "-o", &folder]), &[], 1, &folder),
@@ -93,6 +97,7 @@ fn every_error_path_has_its_code() {
         // 2: numerical failures.
         (s(&["solve", &indef, &b2, "--method", "cholesky"]), &[], 2, "not positive definite"),
         (s(&["solve", &zero, &b2]), &[], 2, "singular"),
+        (s(&["solve", &zero, &b2, "--method", "ldlt", "--pivot", "none"]), &[], 2, "zero pivot in column 2"),
         (s(&["lstsq", &rank, &b3]), &[], 2, "rank deficient"),
         (s(&["gemm", &huge, &huge]), &[], 2, "overflow"),
         (s(&["fit", &far, "--x", "t", "--y", "v", "--basis", "poly:2"]), &[], 2, "overflow"),
@@ -132,6 +137,7 @@ fn writers(dir: &std::path::Path) -> Vec<Vec<String>> {
         vec!["rref", &spd],
         vec!["inv", &spd],
         vec!["det", &spd],
+        vec!["inertia", &spd],
     ]
     .iter()
     .map(|v| v.iter().map(|s| s.to_string()).collect())

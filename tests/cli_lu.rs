@@ -35,13 +35,14 @@ fn solve_uses_lu_for_general_matrices() {
         let err = stderr(&o);
         assert!(err.contains("method lu") && err.contains("condition estimate"), "{err}");
     }
-    // A symmetric indefinite matrix: auto falls back from Cholesky to LU.
+    // A symmetric indefinite matrix: auto falls back from Cholesky to
+    // pivoted LDLᵀ (tests/cli_ldlt.rs), not to LU.
     let ind = write(&dir, "ind.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n2\n1\n");
     let b2 = write(&dir, "b2.mtx", "%%MatrixMarket matrix array real general\n2 1\n3\n3\n");
     let o = gpumat(&["solve", &ind, &b2]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(entries(&stdout(&o)), vec![1.0, 1.0]);
-    assert!(stderr(&o).contains("method lu"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("method ldlt, pivot bk"), "{}", stderr(&o));
     assert_one_line_error(
         &gpumat(&["solve", &a, &b, "--method", "lu", "--storage", "rfp"]),
         64,

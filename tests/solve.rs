@@ -1,10 +1,10 @@
 //! `Matrix::solve` on the device under test: the route it picks, its
 //! condition estimate against the true `1/κ₁` (faer's explicit inverse, or
 //! exact rationals), X against an FP64 reference, and its typed refusals.
-//! Bounds: backward error ≤ 10·n·u (Higham 2002, Thm 9.4 and 10.4, growth
-//! of a random matrix taken as ≤ 10); `rcond` within a factor 10 of
-//! `1/κ₁` (the estimator is a lower bound on `‖A⁻¹‖₁` nearly always within
-//! a factor 3, Higham 1988); the reported forward-error bound at least the
+//! Bounds: backward error ≤ 10·n·u (Higham 2002, Thm 9.4 and 10.4, and
+//! §11.1 for LDLᵀ, growth of a random matrix taken as ≤ 10); `rcond`
+//! within a factor 10 of `1/κ₁` (the estimator is a lower bound on
+//! `‖A⁻¹‖₁` nearly always within a factor 3, Higham 1988); the reported forward-error bound at least the
 //! true forward error; X within `10·n·u·κ₁` of the reference.
 
 mod common;
@@ -307,7 +307,7 @@ fn nonsymmetric_by_lu() {
 }
 
 #[test]
-fn symmetric_indefinite_falls_back_to_lu() {
+fn symmetric_indefinite_falls_back_to_pivoted_ldlt() {
     let n = 40;
     let g = random(&mut rng(9), n, n);
     let a = symmetric_to_the_bit((0..n * n).map(|p| g[p] + g[p / n + (p % n) * n]).collect(), n);
@@ -315,9 +315,17 @@ fn symmetric_indefinite_falls_back_to_lu() {
     let kappa = kappa_one(&a, n);
     let reference = faer_solve(&a, n, &b, 1);
     for storage in [SymStorage::Full, SymStorage::Rfp] {
-        check::<f64>(&a, n, &b, 1, options(Method::Auto, storage), (Method::Lu, SymStorage::Full), kappa, &reference);
+        let route = (Method::Ldlt { pivoted: true }, storage);
+        let s = check::<f64>(&a, n, &b, 1, options(Method::Auto, storage), route, kappa, &reference);
         let e = upload::<f64>(&a, n, n).solve_with(&upload::<f64>(&b, n, 1), &options(Method::Cholesky, storage));
         assert!(matches!(e, Err(Error::NotPositiveDefinite { .. })), "{e:?}");
+        // The solution names Cholesky's failure, column and all.
+        let (Some(Error::NotPositiveDefinite { column }), Err(Error::NotPositiveDefinite { column: want })) =
+            (&s.fallback, &e)
+        else {
+            panic!("fallback {:?}", s.fallback)
+        };
+        assert_eq!(column, want);
     }
 }
 
@@ -377,4 +385,171 @@ fn shapes_and_arguments_are_refused() {
     assert!(matches!(e, Err(Error::InvalidArgument(ref m)) if m.contains("LU needs full storage")), "{e:?}");
     let e = da.solve(&upload::<f64>(&[1.0, f64::NAN, 1.0, 1.0], 4, 1));
     assert!(matches!(e, Err(Error::NonFinite { ref what, row: 2, col: 1, .. }) if what == "B"), "{e:?}");
+}
+
+/// `G + Gᵀ` for a random `G`: symmetric and indefinite (for `n > 1`, with
+/// probability 1).
+fn random_symmetric_indefinite(stream: u64, n: usize) -> Vec<f64> {
+    let g = random(&mut rng(stream), n, n);
+    symmetric_to_the_bit((0..n * n).map(|p| g[p] + g[p / n + (p % n) * n]).collect(), n)
+}
+
+/// `[[H, Bᵀ], [B, −G]]` with `H` (`p × p`) and `G` (`q × q`) symmetric
+/// positive definite and `B` random: quasi-definite, so unpivoted LDLᵀ
+/// applies (Vanderbei 1995), though `A` is indefinite.
+fn quasi_definite(stream: u64, p: usize, q: usize) -> Vec<f64> {
+    let n = p + q;
+    let (h, g, b) = (random_spd(stream, p), random_spd(stream + 1, q), random(&mut rng(stream + 2), q, p));
+    let mut a = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            a[i + j * n] = match (i < p, j < p) {
+                (true, true) => h[i + j * p],
+                (false, false) => -g[(i - p) + (j - p) * q],
+                (false, true) => b[(i - p) + j * q],
+                (true, false) => b[(j - p) + i * q],
+            };
+        }
+    }
+    a
+}
+
+#[test]
+fn ldlt_in_both_storages_and_precisions_pivoted_or_not() {
+    // The bounds of `check`: backward error ≤ 10·n·u (Higham 2002, §11.1
+    // for Bunch–Kaufman, growth of a random matrix taken as ≤ 10),
+    // rcond within a factor 10 of 1/κ₁, X within 10·n·u·κ₁ of faer's.
+    for n in [1, 7, 64, 131] {
+        let a = random_symmetric_indefinite(300 + n as u64, n);
+        let b = random(&mut rng(400 + n as u64), n, 3);
+        let kappa = kappa_one(&a, n);
+        let reference = faer_solve(&a, n, &b, 3);
+        let (a32, b32) = (rounded::<f32>(&a), rounded::<f32>(&b));
+        let (kappa32, reference32) = (kappa_one(&a32, n), faer_solve(&a32, n, &b32, 3));
+        for storage in [SymStorage::Full, SymStorage::Rfp] {
+            let method = Method::Ldlt { pivoted: true };
+            let s = check::<f64>(&a, n, &b, 3, options(method, storage), (method, storage), kappa, &reference);
+            assert!(s.fallback.is_none(), "{:?}", s.fallback);
+            check::<f32>(&a, n, &b, 3, options(method, storage), (method, storage), kappa32, &reference32);
+        }
+    }
+    // Unpivoted on quasi-definite matrices: the same bounds (Gill, Saunders
+    // and Shinnerl 1996 bound its growth by the conditioning of H, G and B,
+    // all modest here).
+    for (p, q) in [(1, 1), (5, 3), (40, 24), (70, 61)] {
+        let n = p + q;
+        let a = quasi_definite(500 + n as u64, p, q);
+        let b = random(&mut rng(600 + n as u64), n, 2);
+        let kappa = kappa_one(&a, n);
+        let reference = faer_solve(&a, n, &b, 2);
+        for storage in [SymStorage::Full, SymStorage::Rfp] {
+            let method = Method::Ldlt { pivoted: false };
+            check::<f64>(&a, n, &b, 2, options(method, storage), (method, storage), kappa, &reference);
+        }
+    }
+}
+
+#[test]
+fn auto_keeps_cholesky_for_positive_definite_and_says_nothing() {
+    let n = 30;
+    let (a, b) = (random_spd(7, n), random(&mut rng(8), n, 1));
+    for storage in [SymStorage::Full, SymStorage::Rfp] {
+        let s = upload::<f64>(&a, n, n).solve_with(&upload::<f64>(&b, n, 1), &options(Method::Auto, storage)).unwrap();
+        assert_eq!((s.method, s.storage), (Method::Cholesky, storage));
+        assert!(s.fallback.is_none(), "{:?}", s.fallback);
+    }
+    // A non-symmetric A: LU, which is not a fallback either.
+    let g = random(&mut rng(11), n, n);
+    let s = upload::<f64>(&g, n, n).solve(&upload::<f64>(&b, n, 1)).unwrap();
+    assert_eq!((s.method, s.fallback.is_none()), (Method::Lu, true));
+}
+
+#[test]
+fn ldlt_refusals_are_typed() {
+    let b2 = upload::<f64>(&[3.0, 5.0], 2, 1);
+    let pivoted = |p| options(Method::Ldlt { pivoted: p }, SymStorage::Full);
+    // [[0, 1], [1, 0]]: no 1×1 pivot without interchanges, and a 2×2 pivot
+    // with Bunch–Kaufman, which solves exactly: x = (5, 3).
+    let swap = upload::<f64>(&[0.0, 1.0, 1.0, 0.0], 2, 2);
+    for storage in [SymStorage::Full, SymStorage::Rfp] {
+        let unpivoted = options(Method::Ldlt { pivoted: false }, storage);
+        let e = swap.solve_with(&b2, &unpivoted);
+        assert!(matches!(e, Err(Error::ZeroPivot { column: 1 })), "{storage:?}: {e:?}");
+        let s = swap.solve_with(&b2, &options(Method::Ldlt { pivoted: true }, storage)).unwrap();
+        assert_eq!(host(&s.x), [5.0, 3.0], "{storage:?}");
+        assert_eq!((s.backward_error, s.forward_error_bound), (0.0, 0.0), "an exact X has no error");
+    }
+    // [[1, 1], [1, 1]]: singular, D's second pivot exactly 0; refused even
+    // when allowed, as LU's exactly zero pivot is, on the auto route too.
+    let ones = upload::<f64>(&[1.0; 4], 2, 2);
+    for opts in [pivoted(true), SolveOptions { allow_ill_conditioned: true, ..pivoted(true) }, SolveOptions::default()]
+    {
+        let e = ones.solve_with(&b2, &opts);
+        assert!(matches!(e, Err(Error::Singular { pivot: 2 })), "{opts:?}: {e:?}");
+    }
+    // Not exactly symmetric: the first pair, in both storages, as Cholesky.
+    let n = 6;
+    let mut a = random_symmetric_indefinite(12, n);
+    a[1 + 3 * n] += 1e-12;
+    let b = upload::<f64>(&random(&mut rng(13), n, 1), n, 1);
+    for storage in [SymStorage::Full, SymStorage::Rfp] {
+        for p in [true, false] {
+            let e = upload::<f64>(&a, n, n).solve_with(&b, &options(Method::Ldlt { pivoted: p }, storage));
+            assert!(matches!(e, Err(Error::NotSymmetric { row: 4, col: 2 })), "{e:?}");
+        }
+    }
+}
+
+#[test]
+fn equilibrated_indefinite_systems_take_ldlt_with_symmetric_scaling() {
+    // A symmetric matrix with a zero diagonal (so the symmetric scaling
+    // comes from row maxima, not from the diagonal), every row's largest
+    // entry in [0.5, 1), scaled by 2^±900, beyond [√ω, √Ω]: Auto falls back
+    // from Cholesky to pivoted LDLᵀ on the equilibrated matrix, and X comes
+    // back unscaled exactly. The scaling is then one power of two for every
+    // row, so the equilibrated matrix is 2^k·A and its κ₁ is A's. Bounds:
+    // X within 10·n·u·κ₁ of faer's solution of the unscaled system, times
+    // 2^∓900 (exact); backward error ≤ 10·n·u; rcond within a factor 10 of
+    // 1/κ₁.
+    let n = 28;
+    let mut a: Vec<f64> = random_symmetric_indefinite(700, n).into_iter().map(|v| v / 2.0).collect();
+    (0..n).for_each(|i| a[i + i * n] = 0.0);
+    for i in 0..n {
+        let row_max = (0..n).map(|j| a[i + j * n].abs()).fold(0.0, f64::max);
+        assert!((0.5..1.0).contains(&row_max), "row {i}: largest entry {row_max}");
+    }
+    let b = random(&mut rng(701), n, 2);
+    let kappa = kappa_one(&a, n);
+    let reference = faer_solve(&a, n, &b, 2);
+    for k in [900, -900] {
+        let scale = 2f64.powi(k);
+        let big: Vec<f64> = a.iter().map(|v| v * scale).collect();
+        let want: Vec<f64> = reference.iter().map(|v| v / scale).collect();
+        for storage in [SymStorage::Full, SymStorage::Rfp] {
+            for method in [Method::Auto, Method::Ldlt { pivoted: true }] {
+                let what = format!("scale 2^{k}, {method:?}, {storage:?}");
+                let s = upload::<f64>(&big, n, n).solve_with(&upload::<f64>(&b, n, 2), &options(method, storage));
+                let s = s.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!((s.method, s.storage), (Method::Ldlt { pivoted: true }, storage), "{what}");
+                assert_eq!(s.fallback.is_some(), method == Method::Auto, "{what}");
+                let err = forward_error(&host(&s.x), &want, n);
+                let tol = 10.0 * n as f64 * u::<f64>() * kappa;
+                assert!(err <= tol, "{what}: forward error {err:e} > {tol:e}");
+                // Less the reference's own error n·u·κ₁, as in `check`.
+                let beyond = err - n as f64 * u::<f64>() * kappa;
+                assert!(
+                    beyond <= s.forward_error_bound,
+                    "{what}: {err:e} beyond the bound {:e}",
+                    s.forward_error_bound
+                );
+                assert!(s.backward_error <= 10.0 * n as f64 * u::<f64>(), "{what}: {:e}", s.backward_error);
+                assert!(
+                    (0.1..=10.0).contains(&(s.rcond * kappa)),
+                    "{what}: rcond {:e}, 1/κ₁ {:e}",
+                    s.rcond,
+                    1.0 / kappa
+                );
+            }
+        }
+    }
 }

@@ -57,14 +57,29 @@ impl<T: Scalar> Sym<T> {
     /// [`ldlt`](Self::ldlt) (`pivoted`) or
     /// [`ldlt_unpivoted`](Self::ldlt_unpivoted) with explicit tuning.
     pub fn ldlt_with(&self, pivoted: bool, params: LdltParams) -> Result<Ldlt<T>> {
-        let n = self.n();
-        let mut data = self.factorable_copy()?;
-        let tol = n as f64 * T::EPSILON.to_f64() * data.norm(Norm::Max)?.to_f64();
-        let a_norm = self.one_norm()?;
         let rfp = (self.storage() == SymStorage::Rfp).then(|| self.rfp_layout());
+        Ldlt::factor_owned(self.n(), self.factorable_copy()?, rfp, pivoted, params, self.one_norm()?)
+    }
+}
+
+impl<T: Scalar> Ldlt<T> {
+    /// Factors `data` in place: `n × n` holding `A` in its lower triangle
+    /// (the strictly upper part is neither read nor kept; zeros there keep
+    /// [`stored`](Self::stored) clean), or `A`'s RFP array when `rfp` is
+    /// given, its entries finite ([`Sym::factorable_copy`]). `a_norm` is
+    /// `‖A‖₁`, for [`rcond`](Self::rcond).
+    pub(crate) fn factor_owned(
+        n: usize,
+        mut data: Matrix<T>,
+        rfp: Option<Rfp>,
+        pivoted: bool,
+        params: LdltParams,
+        a_norm: f64,
+    ) -> Result<Self> {
+        let tol = n as f64 * T::EPSILON.to_f64() * data.norm(Norm::Max)?.to_f64();
         let tri = triangle(n, rfp)?;
         let pivoting = if pivoted { LdltPivoting::BunchKaufman } else { LdltPivoting::None { tol } };
-        let device = self.device().clone();
+        let device = data.device().clone();
         let (ipiv, d, e, zero) = with_backend!(device, be => {
             let mut ipiv = be.alloc::<i32>(n)?;
             let (mut d, mut e) = (be.alloc::<T>(n)?, be.alloc::<T>(n)?);

@@ -1,28 +1,43 @@
 //! `Matrix::solve`: `X` with `A·X = B` for a square `A`, the factorization
 //! chosen as MATLAB's `\` does — Cholesky for a symmetric positive definite
-//! `A`, LU with partial pivoting otherwise — and every answer judged: a
-//! condition estimate on every route, the backward error and a bound on the
-//! forward error, and a refusal when `A` is singular to working precision.
+//! `A`, LDLᵀ with Bunch–Kaufman pivoting for a symmetric one that Cholesky
+//! finds indefinite, LU with partial pivoting for any other — and every
+//! answer judged: a condition estimate on every route, the backward error
+//! and a bound on the forward error, and a refusal when `A` is singular to
+//! working precision.
 
 use std::any::Any;
 use std::borrow::Cow;
 
 use super::device::Resident;
-use super::{Cholesky, Lu, Matrix, Norm, SymStorage, packed_layout, validate};
-use crate::backend::{Backend, Op, ViewMut};
+use super::sym::asymmetry;
+use super::{Cholesky, Ldlt, Lu, Matrix, Norm, SymStorage, packed_layout, validate};
+use crate::backend::{Backend, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::equilibrate;
+use crate::factor::ldlt::LdltParams;
+use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
 /// The factorization that solves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Method {
-    /// Cholesky when `A` is exactly symmetric, LU with partial pivoting when
-    /// it is not, or when Cholesky finds it not positive definite.
+    /// Cholesky when `A` is exactly symmetric, and LDLᵀ with Bunch–Kaufman
+    /// pivoting in the same storage when Cholesky finds it not positive
+    /// definite ([`Solution::fallback`] says so); LU with partial pivoting
+    /// when `A` is not symmetric.
     #[default]
     Auto,
     /// Cholesky: `A` must be symmetric (exactly) and positive definite.
     Cholesky,
+    /// `P·A·Pᵀ = L·D·Lᵀ` ([`Sym::ldlt`](crate::Sym::ldlt)): `A` must be
+    /// symmetric (exactly), definite or not. `pivoted: true` is Bunch–Kaufman
+    /// pivoting, backward stable for every such `A`; `pivoted: false` is
+    /// [`Sym::ldlt_unpivoted`](crate::Sym::ldlt_unpivoted), for matrices
+    /// known to allow it (quasi-definite, diagonally dominant), which
+    /// refuses a pivot of magnitude `≤ n·ε·max|aᵢⱼ|` as
+    /// [`Error::ZeroPivot`].
+    Ldlt { pivoted: bool },
     /// LU with partial pivoting: any nonsingular `A`.
     Lu,
 }
@@ -31,8 +46,8 @@ pub enum Method {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SolveOptions {
     pub method: Method,
-    /// Storage of the Cholesky factor: `Full`, or `Rfp` in half the memory.
-    /// LU needs `Full`; `Auto` falling back to LU uses `Full`.
+    /// Storage of the Cholesky or LDLᵀ factor: `Full`, or `Rfp` in half the
+    /// memory. LU needs `Full`; `Auto` on a non-symmetric `A` uses `Full`.
     pub storage: SymStorage,
     /// Return `X` even when `A` is singular to working precision (`rcond`
     /// below the unit roundoff) instead of [`Error::IllConditioned`].
@@ -50,13 +65,19 @@ impl Default for SolveOptions {
 pub struct Solution<T: Scalar> {
     /// `n × k`, on `A`'s device.
     pub x: Matrix<T>,
-    /// The factorization used: `Cholesky` or `Lu`, never `Auto`.
+    /// The factorization used: `Cholesky`, `Ldlt` or `Lu`, never `Auto`.
     pub method: Method,
+    /// Why the method is not the one tried first: the error of that
+    /// factorization. With [`Method::Auto`] on a symmetric `A`,
+    /// `Some(Error::NotPositiveDefinite { column })` from Cholesky when the
+    /// method is then pivoted LDLᵀ; `None` on every other route.
+    pub fallback: Option<Error>,
     /// The storage of the factor (`Full` for LU).
     pub storage: SymStorage,
     /// Estimate of `1/κ₁(A) = 1/(‖A‖₁·‖A⁻¹‖₁)` from the factor (LAPACK's
-    /// `dpocon` or `dgecon`): a lower bound on `‖A⁻¹‖₁` nearly always within
-    /// a factor 3, so `rcond` errs towards better conditioning by as much.
+    /// `dpocon`, `dsycon` or `dgecon`): a lower bound on `‖A⁻¹‖₁` nearly
+    /// always within a factor 3, so `rcond` errs towards better
+    /// conditioning by as much.
     pub rcond: f64,
     /// `‖A·X − B‖_F / (‖A‖_F·‖X‖_F + ‖B‖_F)`, computed in `f64` from `A`,
     /// `B` and `X` as they are (Rigal and Gaches 1967): the smallest relative
@@ -94,13 +115,16 @@ pub fn check_rcond<T: Scalar>(rcond: f64) -> Result<f64> {
 /// A factorization chosen for a solve.
 enum Factor<T: Scalar> {
     Cholesky(Cholesky<T>),
+    // Boxed: D on the host, and more, make it twice the others' size.
+    Ldlt(Box<Ldlt<T>>),
     Lu(Lu<T>),
 }
 
 impl<T: Scalar> Matrix<T> {
     /// `X` with `A·X = B` (`A` is `self`, `n × n`; `B` is `n × k`), with the
     /// default [`SolveOptions`]: Cholesky when `A` is exactly symmetric,
-    /// falling back to LU when it is not positive definite; LU otherwise.
+    /// falling back to pivoted LDLᵀ when it is not positive definite; LU
+    /// otherwise.
     /// See [`solve_with`](Self::solve_with).
     pub fn solve(&self, b: &Matrix<T>) -> Result<Solution<T>> {
         self.solve_with(b, &SolveOptions::default())
@@ -109,11 +133,14 @@ impl<T: Scalar> Matrix<T> {
     /// `X` with `A·X = B`, by the method and storage of `options`, with a
     /// condition estimate on every route. Errors: `A` not square or `B`
     /// without `n` rows ([`Error::DimensionMismatch`]); a NaN or infinity in
-    /// `A` or `B` ([`Error::NonFinite`]); `Method::Cholesky` for a matrix not
-    /// exactly symmetric ([`Error::NotSymmetric`], the first pair) or not
-    /// positive definite ([`Error::NotPositiveDefinite`]); LU with RFP storage
-    /// ([`Error::InvalidArgument`]); an exactly zero LU pivot
-    /// ([`Error::Singular`]); `rcond` below the unit roundoff of `T`
+    /// `A` or `B` ([`Error::NonFinite`]); `Method::Cholesky` or `Method::Ldlt`
+    /// for a matrix not exactly symmetric ([`Error::NotSymmetric`], the
+    /// first pair); `Method::Cholesky` for one not positive definite
+    /// ([`Error::NotPositiveDefinite`]); LU with RFP storage
+    /// ([`Error::InvalidArgument`]); an exactly zero LU pivot, or a block of
+    /// the LDLᵀ factor's `D` singular to `n·ε·max|aᵢⱼ|`
+    /// ([`Error::Singular`]); a tiny pivot of unpivoted LDLᵀ
+    /// ([`Error::ZeroPivot`]); `rcond` below the unit roundoff of `T`
     /// ([`Error::IllConditioned`]) unless `options.allow_ill_conditioned`;
     /// an `X` beyond the range of `T` ([`Error::Overflow`]). Waits for the
     /// result.
@@ -141,14 +168,14 @@ impl<T: Scalar> Matrix<T> {
 
     /// The solve of an equilibrated system, as LAPACK's `dgesvx`:
     /// `A_s = diag(2^r)·A·diag(2^c)` (`dgeequb`; `r = c` from the diagonal,
-    /// `dpoequb`, when `A` is exactly symmetric, so that Cholesky still
-    /// applies), `A_s·Y = 2^r·B`, and `X = 2^c·Y`, all scalings exact.
+    /// `dpoequb`, when `A` is exactly symmetric, so that Cholesky and LDLᵀ
+    /// still apply), `A_s·Y = 2^r·B`, and `X = 2^c·Y`, all scalings exact.
     /// `rcond` and the backward error are those of the equilibrated system,
     /// which `dgesvx` reports too; the forward-error bound is that of `Y`
     /// divided by `min c / max c`, which bounds the growth of a relative
     /// 1-norm error through `X = 2^c·Y`.
     fn equilibrated(&self, b: &Matrix<T>, options: &SolveOptions) -> Result<Solution<T>> {
-        let symmetric = takes_cholesky(self, options.method)?;
+        let symmetric = takes_symmetric(self, options.method)?;
         let (mut a_s, mut b_s) = (self.try_clone()?, b.try_clone()?);
         let scaling = with_backend!(self.device(), be => {
             let s = if symmetric {
@@ -178,19 +205,32 @@ impl<T: Scalar> Matrix<T> {
         let a64 = in_f64(self)?;
         let a_norm = a64.norm(Norm::One)?;
 
-        let symmetric = takes_cholesky(self, options.method)?;
-        let factor = if symmetric {
-            match cholesky_of(self, options.storage) {
-                Ok(f) => Factor::Cholesky(f),
-                Err(Error::NotPositiveDefinite { .. }) if options.method == Method::Auto => Factor::Lu(self.lu()?),
-                Err(e) => return Err(e),
+        let symmetric = takes_symmetric(self, options.method)?;
+        let mut fallback = None;
+        // ‖A‖₁ of the dense A is that of the symmetric matrix: A is exactly symmetric.
+        let factor = match (symmetric, options.method) {
+            (false, _) => Factor::Lu(self.lu()?),
+            (true, Method::Ldlt { pivoted }) => {
+                Factor::Ldlt(Box::new(ldlt_of(self, options.storage, pivoted, a_norm)?))
             }
-        } else {
-            Factor::Lu(self.lu()?)
+            (true, _) => match cholesky_of(self, options.storage) {
+                Ok(f) => Factor::Cholesky(f),
+                Err(e @ Error::NotPositiveDefinite { .. }) if options.method == Method::Auto => {
+                    fallback = Some(e);
+                    Factor::Ldlt(Box::new(ldlt_of(self, options.storage, true, a_norm)?))
+                }
+                Err(e) => return Err(e),
+            },
         };
         let (method, storage, rcond) = match &factor {
-            // ‖A‖₁ of the dense A is that of the symmetric matrix: A is exactly symmetric.
             Factor::Cholesky(f) => (Method::Cholesky, options.storage, f.rcond(a_norm)?),
+            Factor::Ldlt(f) => {
+                // As LU's exactly zero pivot: D cannot be inverted, allowed or not.
+                if let Some(pivot) = f.zero_pivot() {
+                    return Err(Error::Singular { pivot });
+                }
+                (Method::Ldlt { pivoted: f.is_pivoted() }, options.storage, f.rcond()?)
+            }
             Factor::Lu(f) => (Method::Lu, SymStorage::Full, f.rcond()?),
         };
         if !options.allow_ill_conditioned {
@@ -198,6 +238,7 @@ impl<T: Scalar> Matrix<T> {
         }
         let x = match &factor {
             Factor::Cholesky(f) => f.solve(b)?,
+            Factor::Ldlt(f) => f.solve(b)?,
             Factor::Lu(f) => f.solve(b)?,
         };
         if x.find_non_finite()?.is_some() {
@@ -207,6 +248,7 @@ impl<T: Scalar> Matrix<T> {
         Ok(Solution {
             x,
             method,
+            fallback,
             storage,
             rcond,
             backward_error: errors.backward,
@@ -231,36 +273,39 @@ fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky
     }
 }
 
-/// Whether `method` factors `a` by Cholesky: `Auto` when `a` is exactly
-/// symmetric; `Cholesky` always, and `NotSymmetric` naming the first pair
-/// (1-based) when it is not.
-fn takes_cholesky<T: Scalar>(a: &Matrix<T>, method: Method) -> Result<bool> {
+/// The LDLᵀ factorization of the exactly symmetric `a` (`a_norm = ‖A‖₁`),
+/// pivoted or not, from a copy of its lower triangle in `storage`, as
+/// [`cholesky_of`] makes it.
+fn ldlt_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage, pivoted: bool, a_norm: f64) -> Result<Ldlt<T>> {
+    let n = a.rows();
+    let params = LdltParams::for_order(n);
+    match storage {
+        SymStorage::Full => {
+            let mut full = a.try_clone()?;
+            with_backend!(a.device(), be => be.fill_strict_triangle(Uplo::Upper, T::ZERO, full.view_mut()?))?;
+            Ldlt::factor_owned(n, full, None, pivoted, params, a_norm)
+        }
+        SymStorage::Rfp => {
+            let rfp = packed_layout(n);
+            let packed = with_backend!(a.device(), be => a.new_with(be, rfp.len(), 1, |arf| be.full_to_rfp(a.view()?, rfp, arf)))?;
+            Ldlt::factor_owned(n, packed, Some(rfp), pivoted, params, a_norm)
+        }
+    }
+}
+
+/// Whether `method` factors `a` as symmetric (Cholesky, then LDLᵀ for
+/// `Auto`): `Auto` when `a` is exactly symmetric; `Cholesky` and `Ldlt`
+/// always, and `NotSymmetric` naming the first pair (1-based) when it is
+/// not.
+fn takes_symmetric<T: Scalar>(a: &Matrix<T>, method: Method) -> Result<bool> {
     match method {
         Method::Lu => Ok(false),
         Method::Auto => Ok(asymmetry(a)?.is_none()),
-        Method::Cholesky => match asymmetry(a)? {
+        Method::Cholesky | Method::Ldlt { .. } => match asymmetry(a)? {
             Some((row, col)) => Err(Error::NotSymmetric { row: row + 1, col: col + 1 }),
             None => Ok(true),
         },
     }
-}
-
-/// `None` if the square `a` is exactly symmetric, else the first pair
-/// `(i, j)` (0-based, `i > j`, column by column) with `aᵢⱼ ≠ aⱼᵢ`. The test
-/// is `max|A − Aᵀ| = 0` on the device (exact: the difference of two finite
-/// floats is zero only when they are equal); the pair is looked for on the
-/// host only when there is one.
-fn asymmetry<T: Scalar>(a: &Matrix<T>) -> Result<Option<(usize, usize)>> {
-    let n = a.rows();
-    let difference = with_backend!(a.device(), be => a.new_with(be, n, n, |d| {
-        let v = a.view()?;
-        be.geam(T::ONE, v, Op::NoTrans, -T::ONE, v, Op::Trans, d)
-    }))?;
-    if difference.norm(Norm::Max)? == T::ZERO {
-        return Ok(None);
-    }
-    let host = a.to_host()?;
-    Ok((0..n).flat_map(|j| (j + 1..n).map(move |i| (i, j))).find(|&(i, j)| host[i + j * n] != host[j + i * n]))
 }
 
 /// `m` in `f64`: itself when `T` is `f64`, else a widened copy on its device.

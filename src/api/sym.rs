@@ -2,7 +2,7 @@
 //! storage or in rectangular full packed (RFP) storage at half the memory.
 
 use super::{Device, Matrix, validate};
-use crate::backend::{Backend, Block, Op, View, ViewMut};
+use crate::backend::{Backend, Block, Norm, Op, View, ViewMut};
 use crate::layout::{Rfp, Transr, Uplo};
 use crate::{Error, Result, Scalar};
 
@@ -39,6 +39,19 @@ impl<T: Scalar> Sym<T> {
     pub fn from_lower(a: Matrix<T>) -> Result<Self> {
         validate::square("Sym::from_lower", &a)?;
         Ok(Sym { n: a.rows(), data: a, storage: SymStorage::Full })
+    }
+
+    /// The symmetric matrix `a`, which must be exactly symmetric (a method
+    /// that reads one triangle would otherwise work with another matrix):
+    /// [`Error::NotSymmetric`] names the first pair that differs, column by
+    /// column (1-based, row below the diagonal). The test is exact and on
+    /// the device: `max|A − Aᵀ| = 0`.
+    pub fn from_symmetric(a: Matrix<T>) -> Result<Self> {
+        validate::square("Sym::from_symmetric", &a)?;
+        if let Some((row, col)) = asymmetry(&a)? {
+            return Err(Error::NotSymmetric { row: row + 1, col: col + 1 });
+        }
+        Self::from_lower(a)
     }
 
     /// The Gram matrix `A·Aᵀ` of an `m × k` matrix, computing only its lower
@@ -186,6 +199,24 @@ impl<T: Scalar> Sym<T> {
             a.new_with(be, self.n, b.cols(), |c| be.gemm(T::ONE, a.view()?, Op::NoTrans, b.view()?, Op::NoTrans, T::ZERO, c))
         })
     }
+}
+
+/// `None` if the square `a` is exactly symmetric, else the first pair
+/// `(i, j)` (0-based, `i > j`, column by column) with `aᵢⱼ ≠ aⱼᵢ`. The test
+/// is `max|A − Aᵀ| = 0` on the device (exact: the difference of two finite
+/// floats is zero only when they are equal); the pair is looked for on the
+/// host only when there is one.
+pub(crate) fn asymmetry<T: Scalar>(a: &Matrix<T>) -> Result<Option<(usize, usize)>> {
+    let n = a.rows();
+    let difference = with_backend!(a.device(), be => a.new_with(be, n, n, |d| {
+        let v = a.view()?;
+        be.geam(T::ONE, v, Op::NoTrans, -T::ONE, v, Op::Trans, d)
+    }))?;
+    if difference.norm(Norm::Max)? == T::ZERO {
+        return Ok(None);
+    }
+    let host = a.to_host()?;
+    Ok((0..n).flat_map(|j| (j + 1..n).map(move |i| (i, j))).find(|&(i, j)| host[i + j * n] != host[j + i * n]))
 }
 
 /// `(row, col)` of `A` stored at position `k` of the RFP array.

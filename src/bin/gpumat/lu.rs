@@ -116,7 +116,7 @@ pub fn det(dev: &Device, args: &DetArgs) -> Result<()> {
 
 /// `x` in the fewest decimal digits that read back to it: positional for
 /// magnitudes in `[1e-5, 1e17)` (`74`, `0.001`), else scientific (`1e300`).
-fn shortest(x: f64) -> String {
+pub fn shortest(x: f64) -> String {
     if x == 0.0 || !x.is_finite() || (1e-5..1e17).contains(&x.abs()) {
         // Rust's `{}` is the shortest round trip, positional, without "e".
         format!("{x}")

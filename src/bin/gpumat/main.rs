@@ -4,6 +4,7 @@ mod demo;
 mod exit;
 mod fit;
 mod gemm;
+mod inertia;
 mod info;
 mod input;
 mod lstsq;
@@ -30,10 +31,12 @@ use crate::exit::Failure;
 ///       (`gpumat … | head`): gpumat stops writing, quietly
 ///   1   bad input file, I/O error (a full disk included) or device error
 ///   2   numerical failure: not positive definite, singular, singular to
-///       working precision (ill-conditioned beyond the threshold), rank
-///       deficient, overflow, refinement that did not converge
+///       working precision (ill-conditioned beyond the threshold), a zero
+///       pivot without pivoting, rank deficient, overflow, refinement that
+///       did not converge
 ///   64  usage: unknown command or flag, bad option value or combination
-///       (e.g. `demo --m 0`, `solve --method lu --storage rfp`), a
+///       (e.g. `demo --m 0`, `solve --method lu --storage rfp`,
+///       `solve --pivot none` without `--method ldlt`), a
 ///       GPUMAT_* variable that does not parse
 ///
 /// Errors are one line on stderr, starting `gpumat: error:`.
@@ -62,10 +65,14 @@ enum Command {
     Demo(demo::Args),
     /// Multiply two Matrix Market matrices: C = A·B.
     Gemm(gemm::Args),
-    /// Solve A·X = B: Cholesky for symmetric positive definite A (full or
-    /// packed storage), LU with partial pivoting otherwise; X to stdout as
-    /// Matrix Market without -o.
+    /// Solve A·X = B: Cholesky for symmetric positive definite A, pivoted
+    /// LDLᵀ for symmetric indefinite A (full or packed storage), LU with
+    /// partial pivoting otherwise; X to stdout as Matrix Market without -o.
     Solve(solve::Args),
+    /// The inertia of a symmetric matrix: its numbers of positive, negative
+    /// and zero eigenvalues (of A − σI with --shift), from a pivoted LDLᵀ
+    /// factorization, on stdout.
+    Inertia(inertia::Args),
     /// Weighted linear least squares: x minimizing ‖diag(d)·(b − A·x)‖₂,
     /// rows of A are observations; stable for ill-conditioned designs (QR
     /// with refinement). x to stdout as Matrix Market without -o.
@@ -109,6 +116,7 @@ fn run(cli: Cli) -> exit::Result<()> {
         Command::Demo(args) => Ok(demo::run(&dev, &args)?),
         Command::Gemm(args) => Ok(gemm::run(&dev, &args)?),
         Command::Solve(args) => solve::run(&dev, &args),
+        Command::Inertia(args) => Ok(inertia::run(&dev, &args, cli.verbose)?),
         Command::Lstsq(args) => Ok(lstsq::run(&dev, &args)?),
         Command::Fit(args) => Ok(fit::run(&dev, &args)?),
         Command::Rref(args) => Ok(lu::rref(&dev, &args)?),

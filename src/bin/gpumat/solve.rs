@@ -1,25 +1,40 @@
 //! `gpumat solve A.mtx B.mtx`: X with A·X = B, by the library's
-//! `Matrix::solve_with`; this file only parses, reads, writes and reports.
+//! `Matrix::solve_with`; this file only parses, reads, writes and reports
+//! (on stderr: the summary line, the fallback of `--method auto` from
+//! Cholesky to pivoted LDLᵀ, warnings on the conditioning).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::ValueEnum;
 use gpumat::io::MmWriteOptions;
-use gpumat::{Device, Matrix, Result, Scalar, Solution, SolveOptions, SymStorage};
+use gpumat::{Device, Error, Matrix, Result, Scalar, Solution, SolveOptions, SymStorage};
 
 use crate::exit::Failure;
 use crate::input::{read_host, write_host};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Method {
-    /// Cholesky when A is exactly symmetric (LU if it turns out not to be
-    /// positive definite), else LU with partial pivoting.
+    /// Cholesky when A is exactly symmetric (pivoted LDLᵀ, said on stderr,
+    /// if it turns out not to be positive definite), else LU with partial
+    /// pivoting.
     Auto,
     /// Cholesky: A must be symmetric positive definite.
     Cholesky,
+    /// LDLᵀ: A must be exactly symmetric, definite or not (see --pivot).
+    Ldlt,
     /// LU with partial pivoting: any nonsingular A.
     Lu,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Pivot {
+    /// Bunch–Kaufman 1×1 and 2×2 pivots: stable for every symmetric A.
+    Bk,
+    /// No interchanges, for matrices known to allow it (quasi-definite,
+    /// diagonally dominant); a tiny pivot is exit code 2, naming its column.
+    #[value(name = "none")]
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,6 +62,9 @@ pub struct Args {
     output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Method::Auto)]
     method: Method,
+    /// Pivoting of --method ldlt [default: bk].
+    #[arg(long, value_enum)]
+    pivot: Option<Pivot>,
     #[arg(long, value_enum, default_value_t = Storage::Full)]
     storage: Storage,
     /// Precision of the factorization and solve.
@@ -81,10 +99,14 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
             "--method lu needs --storage full: packed (RFP) storage holds symmetric matrices only".into(),
         ));
     }
+    if args.pivot.is_some() && args.method != Method::Ldlt {
+        return Err(Failure::Usage("--pivot applies to --method ldlt only".into()));
+    }
     let options = SolveOptions {
         method: match args.method {
             Method::Auto => gpumat::Method::Auto,
             Method::Cholesky => gpumat::Method::Cholesky,
+            Method::Ldlt => gpumat::Method::Ldlt { pivoted: args.pivot != Some(Pivot::Off) },
             Method::Lu => gpumat::Method::Lu,
         },
         storage: match args.storage {
@@ -107,6 +129,9 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
     let elapsed = start.elapsed().as_secs_f64() * 1e3;
     let (n, k) = (report.order, report.rhs);
     write_host(n, k, &x, &MmWriteOptions::default(), args.output.as_ref())?;
+    if let Some(why) = &report.fallback {
+        eprintln!("solve: {why}; solved with pivoted LDLᵀ");
+    }
     eprintln!(
         "solve: method {}, storage {}, precision {}, {n}×{n} with {k} right-hand side{} on {} in {elapsed:.3} ms; \
          condition estimate {:.2e}, backward error {:.2e}, forward error bound {:.2e}",
@@ -140,7 +165,10 @@ struct Report {
     /// The order of A and the number of right-hand sides.
     order: usize,
     rhs: usize,
+    /// `cholesky`, `lu`, or `ldlt, pivot bk|none`, as the flags say it.
     method: &'static str,
+    /// Why auto did not solve by Cholesky, when it did not.
+    fallback: Option<String>,
     storage: &'static str,
     rcond: f64,
     backward_error: f64,
@@ -154,8 +182,16 @@ impl Report {
             rhs: s.x.cols(),
             method: match s.method {
                 gpumat::Method::Cholesky => "cholesky",
+                gpumat::Method::Ldlt { pivoted: true } => "ldlt, pivot bk",
+                gpumat::Method::Ldlt { pivoted: false } => "ldlt, pivot none",
                 gpumat::Method::Lu | gpumat::Method::Auto => "lu",
             },
+            fallback: s.fallback.as_ref().map(|e| match e {
+                Error::NotPositiveDefinite { column } => {
+                    format!("A is not positive definite (pivot in column {column})")
+                }
+                e => e.to_string(),
+            }),
             storage: match s.storage {
                 SymStorage::Full => "full",
                 SymStorage::Rfp => "rfp",

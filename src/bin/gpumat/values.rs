@@ -28,6 +28,15 @@ pub fn non_negative_number(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A finite number, of either sign.
+pub fn finite_number(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err("must be a finite number".into()),
+        Err(_) => Err("expected a number".into()),
+    }
+}
+
 /// `auto`, `cpu` or `cuda`, as [`gpumat::Device::from_name`] reads them.
 pub fn device_name(s: &str) -> Result<String, String> {
     match s.trim().to_ascii_lowercase().as_str() {
