@@ -39,7 +39,7 @@ impl<T: Scalar> Sym<T> {
     /// [`Ldlt::zero_pivot`]); a NaN or infinity among `A`'s stored entries
     /// is refused before any work. Waits for the result.
     pub fn ldlt(&self) -> Result<Ldlt<T>> {
-        self.ldlt_with(true, LdltParams::for_order(self.n()))
+        self.ldlt_with(true, LdltParams::pivoted(self.n()))
     }
 
     /// LDLᵀ without pivoting, `A = L·D·Lᵀ`, as fast as Cholesky, for
@@ -51,7 +51,7 @@ impl<T: Scalar> Sym<T> {
     /// its column, and a small one that passes can still lose accuracy —
     /// check the backward error, or use [`ldlt`](Self::ldlt).
     pub fn ldlt_unpivoted(&self) -> Result<Ldlt<T>> {
-        self.ldlt_with(false, LdltParams::for_order(self.n()))
+        self.ldlt_with(false, LdltParams::unpivoted(self.n()))
     }
 
     /// [`ldlt`](Self::ldlt) (`pivoted`) or

@@ -278,7 +278,7 @@ fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky
 /// [`cholesky_of`] makes it.
 fn ldlt_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage, pivoted: bool, a_norm: f64) -> Result<Ldlt<T>> {
     let n = a.rows();
-    let params = LdltParams::for_order(n);
+    let params = if pivoted { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) };
     match storage {
         SymStorage::Full => {
             let mut full = a.try_clone()?;

@@ -15,6 +15,8 @@
 //! pivot takes one column more), so the host reads it after each panel.
 
 use crate::backend::{Backend, Block, BufferMut, Op, SymPanel, SymPivoting, Triangle, View, ViewMut};
+use super::unpivoted;
+use crate::factor::cholesky::CholeskyParams;
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -44,25 +46,30 @@ impl LdltPivoting {
 /// Tuning of the blocked factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LdltParams {
-    /// Columns per panel: wider panels make the trailing update more
-    /// efficient and each pivot search longer.
+    /// Columns per block column. With pivoting, the panel that one
+    /// `sytrf_panel` call factors: wider panels make the trailing update
+    /// more efficient and each pivot search longer. Without, the block
+    /// factored recursively before the trailing update, as Cholesky's.
     pub block_size: usize,
-    /// The trailing update goes by block columns of this width: `syrkx` on
+    /// Without pivoting, the order of the diagonal blocks at the bottom of
+    /// the recursion (unused with pivoting).
+    pub leaf_size: usize,
+    /// Symmetric updates go by block columns of this width: `syrkx` on
     /// each diagonal tile, `gemm` below it.
     pub update_tile: usize,
 }
 
-impl Default for LdltParams {
-    fn default() -> Self {
-        LdltParams { block_size: 64, update_tile: 1024 }
-    }
-}
-
 impl LdltParams {
-    /// The blocking for a matrix of order `n`.
-    pub fn for_order(n: usize) -> Self {
-        let update_tile = if n <= 6144 { 1024 } else { 2048 };
-        LdltParams { update_tile, ..LdltParams::default() }
+    /// The blocking of the pivoted factorization of order `n`.
+    pub fn pivoted(n: usize) -> Self {
+        LdltParams { block_size: 64, leaf_size: 64, update_tile: if n <= 6144 { 1024 } else { 2048 } }
+    }
+
+    /// The blocking of the unpivoted factorization of order `n`: that of
+    /// Cholesky, whose shape it has.
+    pub fn unpivoted(n: usize) -> Self {
+        let c = CholeskyParams::for_order(n);
+        LdltParams { block_size: c.block_size, leaf_size: c.leaf_size, update_tile: c.update_tile }
     }
 }
 
@@ -92,6 +99,19 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     let n = tri.cols;
     if n == 0 {
         return Ok(None);
+    }
+    if let LdltPivoting::None { tol } = pivoting {
+        let rows: Vec<i32> = (1..=n).map(|i| i32::try_from(i).unwrap_or(i32::MAX)).collect();
+        be.copy(View::dense(&be.upload(&rows)?, n, 1)?, ipiv)?;
+        be.fill(e, T::ZERO)?;
+        unpivoted::factor(be, tri, a, &mut d, tol, (params.block_size, params.leaf_size, params.update_tile))?;
+        let mut host = vec![T::ZERO; n];
+        let mut diagonal = be.alloc::<T>(n)?;
+        be.copy(d.rb(), ViewMut::dense(&mut diagonal, n, 1)?)?;
+        be.download(&diagonal, &mut host)?;
+        // The panel's own test: not above tol, NaN included.
+        let zero = host.iter().position(|x| x.abs().to_f64().partial_cmp(&tol) != Some(std::cmp::Ordering::Greater));
+        return Ok(zero.map(|j| j + 1));
     }
     let nb = params.block_size.clamp(1, n);
     let width = (nb + 1).min(n);
@@ -128,7 +148,7 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
         let k2 = k + jb;
         if k2 < n {
             let rows = Block { offset: jb, rows: n - k2, cols: jb, ld: n };
-            update_trailing(be, tri, a, View::new(&l, rows)?, View::new(&w, rows)?, k2, params.update_tile)?;
+            update_columns(be, tri, a, (View::new(&l, rows)?, View::new(&w, rows)?), k2, (k2, n), params.update_tile)?;
         }
         k = k2;
     }
@@ -137,25 +157,26 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     Ok(usize::try_from(status[0]).ok().filter(|&c| c > 0))
 }
 
-/// `C := C − X·Yᵀ` on the lower triangle of `C = L[k.., k..]` (rows and
-/// columns from `k` to `n`), `X` and `Y` dense with a row for each row of
-/// `C`. By block columns of `tile`, none across the triangle's split: the
-/// diagonal tile by `syrkx` in the orientation its piece is stored in, the
-/// rows below it by `gemm`.
-fn update_trailing<B: Backend, T: Scalar>(
+/// `C := C − X·Yᵀ` on the lower triangle of the block columns `from..to`
+/// of `L`, all rows from `from` down (`C = L[from.., from..to]`); `X` and
+/// `Y` are dense, their row `r` standing for row `k + r` of `L` (`k ≤
+/// from`). By block columns of `tile`, none across the triangle's split:
+/// the diagonal tile by `syrkx` in the orientation its piece is stored
+/// in, the rows below it by `gemm`.
+pub(super) fn update_columns<B: Backend, T: Scalar>(
     be: &B,
     tri: &Triangle,
     a: &BufferMut<'_, B, T>,
-    x: View<'_, B, T>,
-    y: View<'_, B, T>,
+    (x, y): (View<'_, B, T>, View<'_, B, T>),
     k: usize,
+    (from, to): (usize, usize),
     tile: usize,
 ) -> Result<()> {
     let (n, depth, s) = (tri.cols, x.cols(), tri.split);
     let one = T::ONE;
-    let mut t = k;
-    while t < n {
-        let wdt = tile.max(1).min(n - t).min(if t < s { s - t } else { n - t });
+    let mut t = from;
+    while t < to {
+        let wdt = tile.max(1).min(to - t).min(if t < s { s - t } else { to - t });
         let c = tri.at(t, t, wdt, wdt)?;
         let (xt, yt) = (x.sub(t - k, 0, wdt, depth)?, y.sub(t - k, 0, wdt, depth)?);
         if c.transposed {

@@ -12,6 +12,7 @@ mod diagonal;
 mod factor;
 mod reconstruct;
 mod solve;
+mod unpivoted;
 
 pub use condition::rcond;
 pub use diagonal::{BlockDiagonal, Inertia};
