@@ -220,7 +220,7 @@ struct Checked<T: Scalar> {
 /// inertia, when it is known. Without pivoting, also that `P = I` and that
 /// `D` is diagonal.
 fn check<T: Scalar>(a: &[f64], n: usize, how: How, inertia: Option<Inertia>, what: &str) -> Checked<T> {
-    let params = how.params.unwrap_or(LdltParams::for_order(n));
+    let params = how.params.unwrap_or(if how.pivoted { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) });
     let what = format!(
         "{} {what} n={n} {}{} (block {}, tile {})",
         T::NAME,
@@ -718,12 +718,12 @@ fn unpivoted_refusals<T: Scalar>(packed: bool) {
         (&zero_diag, 5, 1, None),
         (&tiny, 2, 1, None),
         (&ones, 2, 2, None),
-        (&eye6, 9, 6, Some(LdltParams { block_size: 4, update_tile: 3 })),
+        (&eye6, 9, 6, Some(LdltParams { block_size: 4, leaf_size: 4, update_tile: 3 })),
     ];
     for (a, n, column, params) in cases {
         let what = format!("{} {} n={n} expecting column {column}", T::NAME, storage(packed));
         let s = sym::<T>(a, n, packed);
-        match s.ldlt_with(false, params.unwrap_or(LdltParams::for_order(n))) {
+        match s.ldlt_with(false, params.unwrap_or(LdltParams::unpivoted(n))) {
             Err(Error::ZeroPivot { column: c }) => assert_eq!(c, column, "{what}"),
             other => panic!("{what}: expected ZeroPivot, got {:?}", other.err()),
         }
@@ -755,7 +755,7 @@ fn non_finite_in<T: Scalar>(n: usize, packed: bool) {
         m[i + j * n] = bad;
         let s = sym::<T>(&m, n, packed);
         for pivoted in [true, false] {
-            match s.ldlt_with(pivoted, LdltParams::for_order(n)) {
+            match s.ldlt_with(pivoted, if pivoted { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) }) {
                 Err(Error::NonFinite { what: w, row, col, value }) => {
                     assert_eq!((w.as_str(), row, col), ("A", i + 1, j + 1), "{what}");
                     assert!(value.is_nan() == bad.is_nan() && (value.is_nan() || value == bad), "{what}: {value}");
@@ -941,7 +941,7 @@ fn the_stored_factor_pivots_and_d_rebuild_a_on_the_host() {
         let s = Spectral::new(n as u64 + 700, spectrum(n as u64, n, 1e4, n / 2));
         let zero = if n > 1 { random_symmetric(n as u64 + 710, n, true).0 } else { vec![0.0] };
         for packed in [false, true] {
-            for params in [LdltParams { block_size: 3, update_tile: 4 }, LdltParams::for_order(n)] {
+            for params in [LdltParams { block_size: 3, leaf_size: 4, update_tile: 4 }, LdltParams::pivoted(n)] {
                 for (a, what) in [(&s.a, "Q·Λ·Qᵀ"), (&zero, "zero diagonal")] {
                     worst = worst.max(host_reconstruction::<f64>(a, n, packed, params, what));
                     worst = worst.max(host_reconstruction::<f32>(a, n, packed, params, what));
@@ -962,7 +962,7 @@ fn every_blocking_gives_a_factorization_within_the_bound() {
     let s32 = Spectral::new(93, spectrum(94, n, 1e2, 40));
     let mut worst = Worst::default();
     for (block_size, update_tile) in [(1, 3), (2, 1024), (3, 16), (7, 1), (7, 50), (64, 16), (79, 7), (150, 1)] {
-        let params = LdltParams { block_size, update_tile };
+        let params = LdltParams { block_size, leaf_size: 4, update_tile };
         for packed in [false, true] {
             let how = How::packed(packed).with(params);
             worst.add(check_spectral::<f64>(&s, how, "Q·Λ·Qᵀ"));
@@ -1001,9 +1001,9 @@ fn rfp_at_odd_and_even_orders() {
         let s = Spectral::new(n as u64 + 120, spectrum(n as u64, n, 1e3, n / 2));
         let (zero, zero_inertia) = random_symmetric(n as u64 + 130, n, true);
         for params in [
-            LdltParams { block_size: 2, update_tile: 4 },
-            LdltParams { block_size: 3, update_tile: 2 },
-            LdltParams::for_order(n),
+            LdltParams { block_size: 2, leaf_size: 4, update_tile: 4 },
+            LdltParams { block_size: 3, leaf_size: 4, update_tile: 2 },
+            LdltParams::pivoted(n),
         ] {
             worst.add(check_spectral::<f64>(&s, RFP.with(params), "Q·Λ·Qᵀ"));
             worst.add(check_spectral::<f32>(&s, RFP.with(params), "Q·Λ·Qᵀ"));
@@ -1099,7 +1099,7 @@ fn two_by_two_pivots_at_the_last_column_of_a_panel() {
             }
             for update_tile in [3, 1024] {
                 for packed in [false, true] {
-                    let how = How::packed(packed).with(LdltParams { block_size, update_tile });
+                    let how = How::packed(packed).with(LdltParams { block_size, leaf_size: 4, update_tile });
                     let c = check::<f64>(&a, n, how, Some(inertia), "known pivots");
                     let what = format!("n={n} block {block_size} {}", storage(packed));
                     assert_eq!(c.f.block_diagonal().e.iter().map(|&x| x != 0.0).collect::<Vec<_>>(), e, "{what}");
