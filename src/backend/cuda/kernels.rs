@@ -61,6 +61,8 @@ pub const SOURCES: &[Source] = &[
 pub const HEADERS: &[Source] = &[
     // IEEE helpers, warp reductions, the grid-stride walk over a block.
     Source { name: "common.cuh", code: include_str!("../../../kernels/common.cuh") },
+    // The pivot candidate and the grid barrier of the pivoting panels.
+    Source { name: "pivot.cuh", code: include_str!("../../../kernels/pivot.cuh") },
     // What the LU kernels share; the register rows of two panel kernels.
     Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
     Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },
