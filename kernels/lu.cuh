@@ -1,7 +1,7 @@
 // What the LU kernels share: the conventions of their column-major blocks,
-// the pivot candidates of partial pivoting, the test of a failing pivot, row
-// interchanges (laswp_apply), and the cells through which the blocks of a
-// panel kernel exchange candidates and rows in L2.
+// the pivot candidates of partial pivoting (from pivot.cuh), the test of a
+// failing pivot, row interchanges (laswp_apply), and the cells through which
+// the blocks of a panel kernel exchange candidates and rows in L2.
 //
 // Entry (i, j) of a block at `a` with leading dimension `ld` is a[i + j*ld],
 // the pointer already at the block's (0, 0). Sizes, leading dimensions and
@@ -11,38 +11,13 @@
 #ifndef GPUMAT_LU_CUH
 #define GPUMAT_LU_CUH
 
-#include "common.cuh"
+#include "pivot.cuh"
 
 // Columns of a batch of laswp_apply: their moved entries are all loaded,
 // then stored.
 #define LASWP_COLS 8
 // Widest panel of the grid-wide and shared-memory kernels.
 #define GRID_MAX_NB 64
-
-struct Candidate {
-    double v;     // |a(i, j)|, or -1 for none
-    long long i;  // row
-};
-
-// Whether candidate a is a better pivot than b: NaN first, then larger, then
-// the lower row.
-__device__ __forceinline__ bool better(Candidate a, Candidate b) {
-    const bool an = is_nan(a.v), bn = is_nan(b.v);
-    if (an || bn) return an && (!bn || a.i < b.i);
-    return a.v > b.v || (a.v == b.v && a.i < b.i);
-}
-
-// The best candidate of the warp, in lane 0.
-__device__ __forceinline__ Candidate warp_best(Candidate c) {
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) {
-        Candidate o;
-        o.v = __shfl_down_sync(0xffffffffu, c.v, s);
-        o.i = __shfl_down_sync(0xffffffffu, c.i, s);
-        if (better(o, c)) c = o;
-    }
-    return c;
-}
 
 // Whether pivot d fails (exactly zero with partial pivoting, |d| <= tol
 // without); the first failure of the factorization goes to *info as the

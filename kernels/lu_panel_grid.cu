@@ -21,29 +21,6 @@
 
 #include "lu.cuh"
 
-// A barrier across the whole grid (every block resident): arrive on
-// bar[0]; the last block resets it and bumps the generation bar[1], which
-// the others wait for. The fences make each block's writes before the
-// barrier visible to every block after it.
-__device__ __forceinline__ void grid_barrier(unsigned* bar) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile unsigned* gen = bar + 1;
-        const unsigned g = *gen;
-        __threadfence();
-        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-            atomicExch(bar, 0u);
-            __threadfence();
-            atomicAdd(bar + 1, 1u);
-        } else {
-            while (*gen == g) {
-            }
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
-
 template <typename T>
 __device__ void getrf_panel_grid_impl(T* a, long long ld, long long m, long long nb, int* ipiv, long long incp,
                                       int* info, long long offset, int partial, double tol, double* part_v,

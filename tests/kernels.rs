@@ -101,6 +101,18 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             add(file, format!("getrf_panel_{kind}_{t}"), [&panel[..], extra].concat());
         }
     }
+    // LDLᵀ.
+    for t in ["f32", "f64"] {
+        // sytrf_panel(a, n, k, nb, split, joined, then (offset, ld, transposed)
+        // of l11, l21 and l22, l, ldl, w, ldw, ipiv, incp, d, incd, e, ince,
+        // info, incinfo, pivoted, tol, part_v, part_i, bar)
+        let piece = [I64, I64, I32];
+        let head = [P, I64, I64, I64, I64, I32];
+        let tail = [P, I64, P, I64, P, I64, P, I64, P, I64, P, I64, I32, "f64", P, P, P];
+        add("ldlt.cu", format!("sytrf_panel_{t}"), [&head[..], &piece, &piece, &piece, &tail].concat());
+        // block_diagonal_solve(d, incd, e, ince, b, ldb, n, nrhs)
+        add("ldlt.cu", format!("block_diagonal_solve_{t}"), vec![P, I64, P, I64, P, I64, I64, I64]);
+    }
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {
             // trsm_lower_<t>_<tiles>(a, lda, b, ldb, m, n, alpha, unit, trans, prefetch)

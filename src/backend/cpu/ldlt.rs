@@ -145,7 +145,7 @@ pub(super) fn sytrf_panel<T: Scalar>(
         let imax = imax + k;
         // (pivot row, block order, whether the pivot is zero)
         let (kp, kstep, is_zero) = match pivoting {
-            // A NaN pivot counts as zero too.
+            // Not above tol: NaN included.
             SymPivoting::None { tol } => (kk, 1, absakk.partial_cmp(&tol) != Some(std::cmp::Ordering::Greater)),
             SymPivoting::BunchKaufman => {
                 if absakk.is_nan() || colmax.is_nan() {

@@ -50,6 +50,8 @@ pub const SOURCES: &[Source] = &[
     Source { name: "lu_panel_reg.cu", code: include_str!("../../../kernels/lu_panel_reg.cu") },
     Source { name: "lu_panel_cluster.cu", code: include_str!("../../../kernels/lu_panel_cluster.cu") },
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
+    // Symmetric indefinite LDLᵀ: the panel and solves with D.
+    Source { name: "ldlt.cu", code: include_str!("../../../kernels/ldlt.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
     // Mixed precision weighted least squares.
@@ -61,6 +63,8 @@ pub const SOURCES: &[Source] = &[
 pub const HEADERS: &[Source] = &[
     // IEEE helpers, warp reductions, the grid-stride walk over a block.
     Source { name: "common.cuh", code: include_str!("../../../kernels/common.cuh") },
+    // The pivot candidate and the grid barrier of the pivoting panels.
+    Source { name: "pivot.cuh", code: include_str!("../../../kernels/pivot.cuh") },
     // What the LU kernels share; the register rows of two panel kernels.
     Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
     Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },

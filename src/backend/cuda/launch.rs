@@ -4,7 +4,7 @@
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use super::{Cuda, CudaBuffer, driver, kernels};
-use crate::backend::{View, ViewMut};
+use crate::backend::{Block, View, ViewMut};
 use crate::{Elem, Error, Result, Scalar};
 
 /// Threads per block of the 1-D kernels (the reductions assume exactly this).
@@ -35,6 +35,12 @@ pub(super) fn elem<E: Elem>(v: E) -> Arg {
 
 pub(super) fn n(x: usize) -> Arg {
     Arg::I64(x as i64)
+}
+
+/// Distance between consecutive entries of a vector block (a column, or a
+/// row of a matrix with leading dimension `ld`).
+pub(super) fn stride(b: Block) -> usize {
+    if b.cols == 1 { 1 } else { b.ld }
 }
 
 pub(super) fn grid_1d(total: usize, cap: usize) -> LaunchConfig {

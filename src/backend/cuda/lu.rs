@@ -7,6 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
+use super::launch::stride;
 use super::{Arg, Cuda, n, ptr_mut, raw};
 use crate::backend::tuning::LuPanel;
 use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
@@ -93,11 +94,6 @@ pub(super) struct State {
     /// The most blocks of the cluster kernel's cluster (0: none), probed on
     /// first use.
     clusters: OnceLock<usize>,
-}
-
-/// Distance between consecutive entries of a vector block.
-fn stride(b: crate::backend::Block) -> usize {
-    if b.cols == 1 { 1 } else { b.ld }
 }
 
 impl Cuda {

@@ -495,7 +495,7 @@ impl Backend for Cuda {
         self.lu_laswp(a, ipiv, shift, reverse)
     }
 
-    // Scaled Gram matrices, in `cuda/scaled_gram.rs`.
+    // LDLᵀ: the panel and `D`, in `cuda/ldlt.rs` (`syrkx` with cuBLAS above).
 
     fn sytrf_panel<T: Scalar>(
         &self,
@@ -511,6 +511,8 @@ impl Backend for Cuda {
     fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Cuda, T>, e: View<'_, Cuda, T>, b: ViewMut<'_, Cuda, T>) -> Result<()> {
         self.ldlt_block_diagonal_solve(d, e, b)
     }
+
+    // Scaled Gram matrices, in `cuda/scaled_gram.rs`.
 
     fn scaled_syrk<T: Scalar>(
         &self,
