@@ -7,8 +7,20 @@ use std::process::{Command, Output};
 
 use cli_common::*;
 
-const SUITES: [&str; 10] =
-    ["primitives", "cholesky", "capacity", "trace", "qr", "lu", "lu-trace", "gram", "wls", "wls-trace"];
+const SUITES: [&str; 12] = [
+    "primitives",
+    "cholesky",
+    "capacity",
+    "trace",
+    "qr",
+    "lu",
+    "lu-trace",
+    "ldlt",
+    "ldlt-capacity",
+    "gram",
+    "wls",
+    "wls-trace",
+];
 
 /// `gpumat-bench` on the CPU, whatever the machine has.
 fn bench(args: &[&str]) -> Output {

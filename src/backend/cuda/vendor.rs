@@ -1,11 +1,12 @@
 //! The vendor's routines called directly, as baselines for tests and
 //! benchmarks only: gpumat's algorithms never call these.
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
 use cudarc::cusolver::sys;
-use cudarc::driver::{CudaSlice, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PinnedHostSlice};
+use rayon::prelude::*;
 
 use super::blas::{self, operand, operand_mut};
 use super::{Cuda, CudaBuffer, driver, raw, raw_mut};
@@ -448,6 +449,287 @@ impl<T: Scalar> DenseLu<T> {
     }
 }
 
+// Symmetric indefinite LDLᵀ.
+
+/// `n` as the `int` of cuSOLVER's 32-bit API.
+fn legacy_dim(routine: &'static str, n: usize) -> Result<c_int> {
+    c_int::try_from(n).map_err(|_| Error::dims(routine, format!("order {n} does not fit the 32-bit API")))
+}
+
+/// cuSOLVER's `dsytrf` (`ssytrf` for `f32`; lower triangle, Bunch–Kaufman
+/// pivoting, or none) with its workspace, and the solve with its factor
+/// (`cusolverDnXsytrs`), on the backend's stream: the baseline for gpumat's
+/// LDLᵀ.
+///
+/// The factorization exists only in the 32-bit API in the CUDA versions
+/// gpumat builds for (`cusolverDnXsytrf` comes with CUDA 13.4), so its
+/// pivots are 32-bit; the solve exists only in the 64-bit API and reads
+/// 64-bit ones. The first [`solve`](Self::solve) after a factorization
+/// widens them, a round trip of `n` integers through the host that the
+/// warm-up run of a timing takes. The pivots follow LAPACK: `k > 0` at `i`
+/// is a 1×1 block with rows `i` and `k` exchanged; `−m` at `i` and `i + 1`
+/// is a 2×2 block with rows `i + 1` and `m` exchanged (1-based).
+pub struct DenseLdlt<T: Scalar = f64> {
+    solver: Solver,
+    /// `None` without pivoting: cuSOLVER then takes a null `devIpiv`.
+    ipiv: Option<CudaSlice<i32>>,
+    ipiv64: Option<CudaSlice<i64>>,
+    /// Whether `ipiv64` holds the last factorization's pivots.
+    widened: bool,
+    /// `Xsytrs`'s workspaces, sized for `solve_nrhs` right-hand sides.
+    solve_work: CudaSlice<u8>,
+    solve_host: Vec<u8>,
+    solve_nrhs: usize,
+    n: usize,
+    precision: PhantomData<T>,
+}
+
+impl<T: Scalar> DenseLdlt<T> {
+    /// Handle, pivots and workspace for order `n`, with Bunch–Kaufman pivoting.
+    pub fn new(cuda: &Cuda, n: usize) -> Result<Self> {
+        Self::with_pivoting(cuda, n, true)
+    }
+
+    /// The same without pivoting (`A = L·D·Lᵀ`, a null `devIpiv`), for
+    /// matrices known to allow it.
+    pub fn unpivoted(cuda: &Cuda, n: usize) -> Result<Self> {
+        Self::with_pivoting(cuda, n, false)
+    }
+
+    fn with_pivoting(cuda: &Cuda, n: usize, pivoted: bool) -> Result<Self> {
+        let d = legacy_dim("sytrf", n)?;
+        let single = T::NAME == "f32";
+        // SAFETY: a workspace query; A is not read.
+        let query = move |h, _: sys::cusolverDnParams_t, device: &mut usize, _: &mut usize| unsafe {
+            let mut lwork: c_int = 0;
+            let s = if single {
+                sys::cusolverDnSsytrf_bufferSize(h, d, std::ptr::null_mut(), d.max(1), &mut lwork)
+            } else {
+                sys::cusolverDnDsytrf_bufferSize(h, d, std::ptr::null_mut(), d.max(1), &mut lwork)
+            };
+            *device = usize::try_from(lwork).unwrap_or(0) * size_of::<T>();
+            s
+        };
+        let solver = Solver::new(cuda, "sytrf", Box::new(query))?;
+        let (ipiv, ipiv64) = if pivoted {
+            let s = cuda.stream();
+            (
+                Some(s.alloc_zeros::<i32>(n.max(1)).map_err(driver("allocating ipiv"))?),
+                Some(s.alloc_zeros::<i64>(n.max(1)).map_err(driver("allocating ipiv"))?),
+            )
+        } else {
+            (None, None)
+        };
+        let solve_work = cuda.stream().alloc_zeros::<u8>(1).map_err(driver("Xsytrs workspace"))?;
+        Ok(DenseLdlt {
+            solver,
+            ipiv,
+            ipiv64,
+            widened: false,
+            solve_work,
+            solve_host: vec![0; 1],
+            solve_nrhs: 0,
+            n,
+            precision: PhantomData,
+        })
+    }
+
+    /// Bytes of device memory besides `A`: the workspaces cuSOLVER asked
+    /// for and the pivots.
+    pub fn workspace_bytes(&self) -> usize {
+        let pivots = self.ipiv.as_ref().map_or(0, |p| p.len() * 4) + self.ipiv64.as_ref().map_or(0, |p| p.len() * 8);
+        self.solver.workspace_bytes() + self.solve_work.len() + pivots
+    }
+
+    /// Factors the dense `n × n` buffer `a` in place (lower triangle):
+    /// `L` below the diagonal and `D` on and next to it, as LAPACK's `dsytrf`.
+    pub fn factor(&mut self, cuda: &Cuda, a: &mut CudaBuffer<T>) -> Result<()> {
+        let n = self.n;
+        let d = legacy_dim("sytrf", n)?;
+        let a = ViewMut::dense(a, n, n)?;
+        let ipiv = match &mut self.ipiv {
+            Some(p) => p.device_ptr_mut(cuda.stream()).0 as *mut c_int,
+            None => std::ptr::null_mut(),
+        };
+        self.widened = false;
+        let single = T::NAME == "f32";
+        // SAFETY: a dense n × n block of a live buffer, n pivots or none,
+        // the workspace as queried.
+        self.solver.call(cuda, "sytrf", |c| unsafe {
+            let lwork = c_int::try_from(c.work_bytes / size_of::<T>()).unwrap_or(c_int::MAX);
+            if single {
+                let a = raw_mut(&a) as *mut f32;
+                sys::cusolverDnSsytrf(c.handle, LOWER, d, a, d.max(1), ipiv, c.work.cast(), lwork, c.info)
+            } else {
+                let a = raw_mut(&a) as *mut f64;
+                sys::cusolverDnDsytrf(c.handle, LOWER, d, a, d.max(1), ipiv, c.work.cast(), lwork, c.info)
+            }
+        })
+    }
+
+    /// cuSOLVER's `dsytrs` (`cusolverDnXsytrs`): overwrites the dense
+    /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
+    /// [`factor`](Self::factor). Sizes its workspace on the first call with
+    /// as many right-hand sides.
+    pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<T>, b: &mut CudaBuffer<T>, nrhs: usize) -> Result<()> {
+        let (n, ty) = (self.n, data_type::<T>());
+        let a = View::dense(a, n, n)?;
+        let b = ViewMut::dense(b, n, nrhs)?;
+        if nrhs == 0 || n == 0 {
+            return Ok(());
+        }
+        if !self.widened {
+            self.widen_pivots(cuda)?;
+        }
+        let s = cuda.stream();
+        let ipiv = self.ipiv64.as_ref().map_or(std::ptr::null(), |p| p.device_ptr(s).0 as *const i64);
+        let (pa, pb, ld) = (void(raw(&a)) as *const c_void, void(raw_mut(&b)), n as i64);
+        if nrhs > self.solve_nrhs {
+            let (mut device, mut host) = (0usize, 0usize);
+            // SAFETY: a workspace query on live blocks of these shapes.
+            let status = unsafe {
+                sys::cusolverDnXsytrs_bufferSize(
+                    self.solver.handle.cu(),
+                    LOWER,
+                    n as i64,
+                    nrhs as i64,
+                    ty,
+                    pa,
+                    ld,
+                    ipiv,
+                    ty,
+                    pb,
+                    ld,
+                    &mut device,
+                    &mut host,
+                )
+            };
+            succeeded("Xsytrs_bufferSize", status)?;
+            self.solve_work = s.alloc_zeros::<u8>(device.max(1)).map_err(driver("Xsytrs workspace"))?;
+            self.solve_host = vec![0; host.max(1)];
+            self.solve_nrhs = nrhs;
+        }
+        let (work, _) = self.solve_work.device_ptr_mut(s);
+        let (work_bytes, host_bytes) = (self.solve_work.len(), self.solve_host.len());
+        let host = self.solve_host.as_mut_ptr().cast::<c_void>();
+        // SAFETY: dense blocks of live buffers (checked above), n pivots or
+        // none, the workspaces as queried.
+        self.solver.call(cuda, "Xsytrs", |c| unsafe {
+            sys::cusolverDnXsytrs(
+                c.handle,
+                LOWER,
+                n as i64,
+                nrhs as i64,
+                ty,
+                pa,
+                ld,
+                ipiv,
+                ty,
+                pb,
+                ld,
+                void(work),
+                work_bytes,
+                host,
+                host_bytes,
+                c.info,
+            )
+        })
+    }
+
+    /// The last factorization's pivots as 64-bit integers for `Xsytrs`.
+    fn widen_pivots(&mut self, cuda: &Cuda) -> Result<()> {
+        if let (Some(p32), Some(p64)) = (&self.ipiv, &mut self.ipiv64) {
+            let s = cuda.stream();
+            let mut host = vec![0i32; p32.len()];
+            s.memcpy_dtoh(p32, &mut host[..]).map_err(driver("reading ipiv"))?;
+            s.synchronize().map_err(driver("reading ipiv"))?;
+            let wide: Vec<i64> = host.into_iter().map(i64::from).collect();
+            s.memcpy_htod(&wide[..], p64).map_err(driver("widening ipiv"))?;
+            s.synchronize().map_err(driver("widening ipiv"))?;
+        }
+        self.widened = true;
+        Ok(())
+    }
+
+    /// The pivots of the last factorization in LAPACK's convention (waits
+    /// for it); empty without pivoting.
+    pub fn pivots(&self, cuda: &Cuda) -> Result<Vec<i32>> {
+        let Some(p) = &self.ipiv else { return Ok(vec![]) };
+        let mut host = vec![0i32; p.len()];
+        cuda.stream().memcpy_dtoh(p, &mut host[..]).map_err(driver("reading ipiv"))?;
+        cuda.stream().synchronize().map_err(driver("reading ipiv"))?;
+        host.truncate(self.n);
+        Ok(host)
+    }
+
+    /// cuSOLVER's `devInfo` after the last call (waits for it): for the
+    /// factorization, `i > 0` when `D(i, i)` is exactly zero.
+    pub fn info(&self, cuda: &Cuda) -> Result<i32> {
+        self.solver.info(cuda)
+    }
+}
+
+/// The interchanges and `D` of a factorization in the form gpumat's LDLᵀ
+/// keeps them ([`crate::factor::ldlt::factor_in_place`]): `ipiv` 1-based and
+/// applied in order as `laswp` does (`P·A·Pᵀ = L·D·Lᵀ`), `D` as its
+/// diagonal `d` and its subdiagonal `e` (nonzero only at the first row of a
+/// 2×2 block).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StandardLdlt {
+    pub ipiv: Vec<i32>,
+    pub d: Vec<f64>,
+    pub e: Vec<f64>,
+}
+
+/// Rewrites the `n × n` factor `a` that `sytrf` left (lower, with the LAPACK
+/// pivots `ipiv`; empty for none) in gpumat's form: `L` strictly below the
+/// diagonal with 0 at `(j + 1, j)` of each 2×2 block; returns the
+/// interchanges and `D`. With `product_form`, `L` is read as LAPACK's
+/// `dsytrf` leaves it, `P₁·L₁·P₂·L₂·…` (each interchange applied only to the
+/// columns from its own step on), and the earlier columns get each
+/// interchange here, as LAPACK's `dsyconv` does; without, `L` is read as
+/// having them already.
+pub fn sytrf_to_standard<T: Scalar>(n: usize, a: &mut [T], ipiv: &[i32], product_form: bool) -> Result<StandardLdlt> {
+    if a.len() != n * n || !(ipiv.is_empty() || ipiv.len() == n) {
+        return Err(Error::dims("sytrf_to_standard", format!("{n}×{n} needs {} entries and {n} pivots", n * n)));
+    }
+    let bad = |i: usize| Error::InvalidArgument(format!("sytrf_to_standard: pivot {} at {i} of {n}", ipiv[i]));
+    // (first row, order, row exchanged with the block's last row), 0-based.
+    let mut blocks = Vec::with_capacity(n);
+    let mut i = 0;
+    while i < n {
+        let p = ipiv.get(i).copied().unwrap_or(i as i32 + 1);
+        let size = if p < 0 { 2 } else { 1 };
+        let last = i + size - 1;
+        let row = if p < 0 { ipiv.get(last).map(|q| -i64::from(*q)) } else { Some(i64::from(p)) };
+        let row = row.filter(|&r| r > last as i64 && r <= n as i64).ok_or_else(|| bad(i))?;
+        blocks.push((i, size, (row - 1) as usize));
+        i += size;
+    }
+    if product_form {
+        // Column c gets the interchanges of every block that starts after it, in order.
+        a.par_chunks_mut(n.max(1)).enumerate().for_each(|(c, col)| {
+            let first = blocks.partition_point(|&(s, _, _)| s <= c);
+            for &(s, size, p) in &blocks[first..] {
+                col.swap(s + size - 1, p);
+            }
+        });
+    }
+    let mut out = StandardLdlt { ipiv: vec![0; n], d: vec![0.0; n], e: vec![0.0; n] };
+    for &(s, size, p) in &blocks {
+        out.d[s] = a[s + s * n].to_f64();
+        out.ipiv[s] = (p + 1) as i32;
+        if size == 2 {
+            out.d[s + 1] = a[s + 1 + (s + 1) * n].to_f64();
+            out.e[s] = a[s + 1 + s * n].to_f64();
+            a[s + 1 + s * n] = T::ZERO;
+            out.ipiv[s] = (s + 1) as i32;
+            out.ipiv[s + 1] = (p + 1) as i32;
+        }
+    }
+    Ok(out)
+}
+
 // Scaled Gram matrices: the cuBLAS routes that `scaled_gram` is
 // measured against.
 
@@ -529,5 +811,192 @@ pub fn scaled_gram_gemm<T: Scalar>(
             T::ZERO,
             (raw_mut(&c), ld),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, Block, BufferMut, Cpu, Triangle};
+    use crate::factor::ldlt::{self, BlockDiagonal, LdltParams, LdltPivoting};
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+
+    /// `G + Gᵀ`, column-major, with its diagonal set to 0 if `zero_diagonal`
+    /// (which forces 2×2 pivots).
+    fn symmetric(n: usize, state: u64, zero_diagonal: bool) -> Vec<f64> {
+        let mut r = StdRng::seed_from_u64(state);
+        let g: Vec<f64> = (0..n * n).map(|_| r.random_range(-1.0..1.0)).collect();
+        let mut a: Vec<f64> = (0..n * n).map(|k| g[k] + g[(k % n) * n + k / n]).collect();
+        if zero_diagonal {
+            (0..n).for_each(|j| a[j + j * n] = 0.0);
+        }
+        a
+    }
+
+    /// LAPACK's unblocked `dsytf2` on the lower triangle (Bunch and Kaufman
+    /// 1977): `L` in product form, LAPACK's pivots.
+    fn sytf2(n: usize, a: &mut [f64]) -> Vec<i32> {
+        let alpha = (1.0 + 17f64.sqrt()) / 8.0;
+        let at = |i: usize, j: usize| i + j * n;
+        let mut ipiv = vec![0i32; n];
+        let mut k = 0;
+        while k < n {
+            let absakk = a[at(k, k)].abs();
+            let (mut imax, mut colmax) = (k, 0.0);
+            for i in k + 1..n {
+                if a[at(i, k)].abs() > colmax {
+                    (imax, colmax) = (i, a[at(i, k)].abs());
+                }
+            }
+            let (mut kp, mut kstep) = (k, 1);
+            if absakk < alpha * colmax {
+                let mut rowmax = 0.0f64;
+                for j in k..imax {
+                    rowmax = rowmax.max(a[at(imax, j)].abs());
+                }
+                for i in imax + 1..n {
+                    rowmax = rowmax.max(a[at(i, imax)].abs());
+                }
+                if absakk >= alpha * colmax * (colmax / rowmax) {
+                    kp = k;
+                } else if a[at(imax, imax)].abs() >= alpha * rowmax {
+                    kp = imax;
+                } else {
+                    (kp, kstep) = (imax, 2);
+                }
+            }
+            let kk = k + kstep - 1;
+            if kp != kk {
+                for i in kp + 1..n {
+                    a.swap(at(i, kk), at(i, kp));
+                }
+                for j in kk + 1..kp {
+                    a.swap(at(j, kk), at(kp, j));
+                }
+                a.swap(at(kk, kk), at(kp, kp));
+                if kstep == 2 {
+                    a.swap(at(k + 1, k), at(kp, k));
+                }
+            }
+            if kstep == 1 {
+                let r = 1.0 / a[at(k, k)];
+                for j in k + 1..n {
+                    let x = a[at(j, k)];
+                    for i in j..n {
+                        a[at(i, j)] -= r * a[at(i, k)] * x;
+                    }
+                }
+                for i in k + 1..n {
+                    a[at(i, k)] *= r;
+                }
+                ipiv[k] = (kp + 1) as i32;
+            } else {
+                let d21 = a[at(k + 1, k)];
+                let (d11, d22) = (a[at(k + 1, k + 1)] / d21, a[at(k, k)] / d21);
+                let t = 1.0 / (d11 * d22 - 1.0);
+                let d21 = t / d21;
+                for j in k + 2..n {
+                    let wk = d21 * (d11 * a[at(j, k)] - a[at(j, k + 1)]);
+                    let wkp1 = d21 * (d22 * a[at(j, k + 1)] - a[at(j, k)]);
+                    for i in j..n {
+                        a[at(i, j)] -= a[at(i, k)] * wk + a[at(i, k + 1)] * wkp1;
+                    }
+                    a[at(j, k)] = wk;
+                    a[at(j, k + 1)] = wkp1;
+                }
+                ipiv[k] = -((kp + 1) as i32);
+                ipiv[k + 1] = ipiv[k];
+            }
+            k += kstep;
+        }
+        ipiv
+    }
+
+    /// `max |A − Pᵀ·L·D·Lᵀ·P| / max |A|` on the CPU.
+    fn reconstruction_error(n: usize, a: &[f64], l: &[f64], f: &StandardLdlt) -> f64 {
+        let be = Cpu::new();
+        let dense = BlockDiagonal { d: f.d.clone(), e: f.e.clone() }.dense();
+        let (l, d, p) = (be.upload(l).unwrap(), be.upload(&dense).unwrap(), be.upload(&f.ipiv).unwrap());
+        let mut out = be.alloc::<f64>(n * n).unwrap();
+        let (lv, dv, pv) = (View::dense(&l, n, n).unwrap(), View::dense(&d, n, n).unwrap(), View::dense(&p, n, 1).unwrap());
+        ldlt::reconstruct(&be, lv, dv, pv, ViewMut::dense(&mut out, n, n).unwrap()).unwrap();
+        let mut host = vec![0.0; n * n];
+        be.download(&out, &mut host).unwrap();
+        let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        host.iter().zip(a).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    }
+
+    #[test]
+    fn lapack_product_form_becomes_standard() {
+        let n = 41;
+        for zero_diagonal in [false, true] {
+            let a = symmetric(n, 3, zero_diagonal);
+            let mut f = a.clone();
+            let ipiv = sytf2(n, &mut f);
+            assert!(ipiv.iter().enumerate().any(|(i, &p)| p > 0 && p as usize != i + 1), "no 1×1 interchange");
+            if zero_diagonal {
+                assert!(ipiv.iter().any(|&p| p < 0), "no 2×2 block");
+            }
+            let mut standard = f.clone();
+            let s = sytrf_to_standard(n, &mut standard, &ipiv, true).unwrap();
+            let err = reconstruction_error(n, &a, &standard, &s);
+            assert!(err < 1e-13, "zero diagonal {zero_diagonal}: {err:.2e}");
+            // Read as already standard, the product form is another matrix.
+            let s = sytrf_to_standard(n, &mut f, &ipiv, false).unwrap();
+            assert!(reconstruction_error(n, &a, &f, &s) > 1e-3);
+        }
+    }
+
+    #[test]
+    fn standard_form_reads_back_gpumat_factor() {
+        let (n, be) = (57, Cpu::new());
+        let a = symmetric(n, 4, true);
+        let mut buf = be.upload(&a).unwrap();
+        let (mut ipiv, mut d, mut e) = (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
+        let tri = Triangle::full(Uplo::Lower, Block::dense(n, n)).unwrap();
+        let params = LdltParams { block_size: 8, update_tile: 16 };
+        ldlt::factor_in_place(
+            &be,
+            &tri,
+            &BufferMut::new(&mut buf),
+            ViewMut::dense(&mut ipiv, n, 1).unwrap(),
+            ViewMut::dense(&mut d, n, 1).unwrap(),
+            ViewMut::dense(&mut e, n, 1).unwrap(),
+            LdltPivoting::BunchKaufman,
+            params,
+        )
+        .unwrap();
+        let mut want = StandardLdlt { ipiv: vec![0; n], d: vec![0.0; n], e: vec![0.0; n] };
+        let mut l = vec![0.0; n * n];
+        be.download(&ipiv, &mut want.ipiv).unwrap();
+        be.download(&d, &mut want.d).unwrap();
+        be.download(&e, &mut want.e).unwrap();
+        be.download(&buf, &mut l).unwrap();
+        // gpumat's factor in LAPACK's notation: D's subdiagonal below the
+        // diagonal, a 2×2 block's interchange at both of its rows, negated.
+        let mut lapack = l.clone();
+        let mut pivots = want.ipiv.clone();
+        for j in 0..n {
+            if want.e[j] != 0.0 {
+                lapack[j + 1 + j * n] = want.e[j];
+                pivots[j] = -want.ipiv[j + 1];
+                pivots[j + 1] = -want.ipiv[j + 1];
+            }
+        }
+        assert!(pivots.iter().any(|&p| p < 0), "no 2×2 block");
+        let got = sytrf_to_standard(n, &mut lapack, &pivots, false).unwrap();
+        assert_eq!(got, want);
+        assert_eq!(lapack, l);
+        assert!(reconstruction_error(n, &a, &l, &want) < 1e-13);
+    }
+
+    #[test]
+    fn bad_pivots_are_refused() {
+        let mut a = vec![1.0f64; 4];
+        assert!(sytrf_to_standard(2, &mut a, &[3, 2], true).is_err());
+        assert!(sytrf_to_standard(2, &mut a, &[1, -1], true).is_err());
+        assert!(sytrf_to_standard(2, &mut a, &[-2, -2], true).is_ok());
+        assert!(sytrf_to_standard(2, &mut a, &[1], true).is_err());
+        assert!(sytrf_to_standard(2, &mut a, &[], true).is_ok());
     }
 }

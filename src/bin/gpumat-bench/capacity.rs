@@ -3,12 +3,13 @@
 //! each found by bisection on what can be allocated and confirmed by a
 //! factorization of a matrix with a known factor (`--sizes` is not used).
 
-use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Block, BufferMut, View, ViewMut};
+use gpumat::backend::cuda::{Cuda, vendor};
+use gpumat::backend::{Backend, Block, BufferMut, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
+use crate::harness::capacity::{Found, entry, find, largest, succeeds};
 use crate::harness::factorizations::read_info;
 use crate::harness::results::record;
 use crate::harness::timing::wall_ms;
@@ -30,34 +31,6 @@ fn probes(n: usize) -> [(usize, usize); 4] {
 fn expected(n: usize, (i, j): (usize, usize)) -> f64 {
     let beta = n as f64;
     if i == j { expected_diagonal(beta, j) } else { ALPHA / (ALPHA + beta).sqrt() }
-}
-
-/// The entry at `offset` of a device buffer.
-fn entry(cuda: &Cuda, buf: &CudaBuffer<f64>, offset: usize) -> Result<f64> {
-    let mut one = cuda.alloc::<f64>(1)?;
-    cuda.copy(View::new(buf, Block { offset, rows: 1, cols: 1, ld: 1 })?, ViewMut::dense(&mut one, 1, 1)?)?;
-    let mut host = [0.0];
-    cuda.download(&one, &mut host)?;
-    Ok(host[0])
-}
-
-/// Largest `n` in `[lo, hi)` with `fits(n)`, given `fits(lo)` and not
-/// `fits(hi)`; `fits` is monotone (a larger order needs more memory).
-fn largest(lo: usize, hi: usize, fits: impl Fn(usize) -> Result<bool>) -> Result<usize> {
-    let (mut lo, mut hi) = (lo, hi);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid)? { lo = mid } else { hi = mid }
-    }
-    Ok(lo)
-}
-
-/// Whether `f` succeeds: an allocation that does not fit is an `Err`. The
-/// memory is given back before the next try.
-fn succeeds<R>(cuda: &Cuda, f: impl FnOnce() -> Result<R>) -> Result<bool> {
-    let ok = f().is_ok();
-    cuda.synchronize()?;
-    Ok(ok)
 }
 
 /// Factors `α·11ᵀ + β·I` of order `n` in RFP storage; returns the time and
@@ -133,8 +106,10 @@ pub fn run(cuda: &Cuda) -> Result<Vec<Value>> {
             vendor::DenseCholesky::<f64>::new(cuda, n)
         })
     };
-    let (n_ours, t_ours, e_ours, b_ours) = find(cuda, "gpumat RFP", hi, ours_fits, confirm_rfp)?;
-    let (n_vendor, t_vendor, e_vendor, b_vendor) = find(cuda, "cuSOLVER dpotrf", hi, vendor_fits, confirm_vendor)?;
+    let Found { n: n_ours, ms: t_ours, entry_error: e_ours, bisected: b_ours } =
+        find(cuda, "gpumat RFP", hi, ours_fits, confirm_rfp)?;
+    let Found { n: n_vendor, ms: t_vendor, entry_error: e_vendor, bisected: b_vendor } =
+        find(cuda, "cuSOLVER dpotrf", hi, vendor_fits, confirm_vendor)?;
     // What limits cuSOLVER: its workspace at that order, and the order its
     // matrix alone would reach.
     let vendor_workspace = vendor::DenseCholesky::<f64>::new(cuda, n_vendor)?.workspace_bytes();
@@ -156,44 +131,4 @@ pub fn run(cuda: &Cuda) -> Result<Vec<Value>> {
     );
     row["ratio"] = Value::Null;
     Ok(vec![row])
-}
-
-/// Bisection, then a confirming factorization: (order, ms, entry error,
-/// bisected order).
-fn find(
-    cuda: &Cuda,
-    name: &str,
-    hi: usize,
-    fits: impl Fn(usize) -> Result<bool>,
-    confirm: fn(&Cuda, usize) -> Result<(f64, f64)>,
-) -> Result<(usize, f64, f64, usize)> {
-    let bisected = largest(1024, hi, fits)?;
-    let mut n = bisected;
-    let (ms, err) = loop {
-        match confirm(cuda, n) {
-            Ok(r) => break r,
-            Err(e) if is_out_of_memory(&e) && n > bisected - bisected / 20 => {
-                cuda.synchronize()?;
-                n -= bisected / 100;
-            }
-            Err(e) => return Err(e),
-        }
-    };
-    if err > 1e-12 {
-        return Err(Error::Device(format!("capacity: {name} at n = {n}: factor entries off by {err:.2e}")));
-    }
-    println!(
-        "{name}: largest order {n} (bisection {bisected}), factored in {:.1} s, entries within {err:.1e}",
-        ms / 1e3
-    );
-    Ok((n, ms, err, bisected))
-}
-
-fn is_out_of_memory(e: &Error) -> bool {
-    match e {
-        Error::OutOfDeviceMemory { .. } => true,
-        Error::DeviceCall { status, .. } => status == "CUDA_ERROR_OUT_OF_MEMORY",
-        Error::Device(msg) => msg.contains("OUT_OF_MEMORY") || msg.contains("out of memory"),
-        _ => false,
-    }
 }

@@ -11,6 +11,8 @@ mod capacity;
 mod cholesky;
 mod gram;
 mod harness;
+mod ldlt;
+mod ldlt_capacity;
 mod lu;
 mod lu_trace;
 mod primitives;
@@ -48,6 +50,14 @@ enum Suite {
     /// Where an LU's time goes: the whole, its panels alone, and the cost
     /// per call of its primitives.
     LuTrace,
+    /// Symmetric indefinite LDLᵀ (Bunch–Kaufman) in full and RFP storage
+    /// against cuSOLVER dsytrf + dsytrs, and unpivoted LDLᵀ against
+    /// Cholesky, in FP64 and FP32: time, fraction of the GEMM rate, backward
+    /// errors, peak memory.
+    Ldlt,
+    /// The largest order whose FP64 LDLᵀ fits on the device, in RFP storage
+    /// against cuSOLVER dsytrf in full storage (`--sizes` unused).
+    LdltCapacity,
     /// A·D²·Aᵀ for A of m × 2m, full and RFP storage, against cuBLAS dgmm
     /// + dsyrk and dgmm + dgemm: time, extra memory, difference.
     Gram,
@@ -94,12 +104,15 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Trace => trace::run(cuda, &settings)?,
         Suite::Qr => qr::run(cuda, &settings)?,
         Suite::Lu => lu::run(cuda, &settings)?,
+        Suite::Ldlt => ldlt::run(cuda, &settings)?,
+        Suite::LdltCapacity => ldlt_capacity::run(cuda)?,
         Suite::LuTrace => lu_trace::run(cuda, &settings)?,
         Suite::Gram => gram::run(cuda, &settings)?,
         Suite::Wls => wls::run(cuda, &settings)?,
         Suite::WlsTrace => wls_trace::run(cuda, &settings)?,
     };
-    // The files' names keep the history's spelling: `lutrace`, `wlstrace`.
+    // The files' names keep the history's spelling: `lutrace`, `wlstrace`
+    // (and `ldltcapacity`).
     let name = format!("{:?}", cli.suite).to_lowercase();
     harness::results::write(cuda, &name, cli.reps, &cli.out, &rows)
 }

@@ -1,10 +1,11 @@
 //! Error measures on the device, the same for gpumat and the vendor so that
 //! their figures compare.
 
-use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
-use gpumat::backend::{Backend, Norm, Op, View, ViewMut};
+use gpumat::backend::{Backend, Block, Norm, Op, View, ViewMut};
+use gpumat::factor::{cholesky, ldlt};
 use gpumat::layout::Uplo;
+use gpumat::{Result, Scalar};
 
 use super::inputs::random;
 
@@ -59,4 +60,65 @@ pub fn product_error(
     cuda.axpy(-1.0, View::dense(&abx, n, 1)?, ViewMut::dense(&mut cx, n, 1)?)?;
     let norm = |v: View<'_, Cuda, f64>| cuda.norm(Norm::Frobenius, v);
     Ok(norm(View::dense(&cx, n, 1)?)? / (norm(av)? * norm(bv)? * norm(xv)?))
+}
+
+/// An FP64 copy of the dense `rows × cols` buffer `x` (exact from FP32).
+pub fn widen<T: Scalar>(cuda: &Cuda, x: &CudaBuffer<T>, rows: usize, cols: usize) -> Result<CudaBuffer<f64>> {
+    let mut y = cuda.alloc::<f64>(rows * cols)?;
+    cuda.cast(View::dense(x, rows, cols)?, ViewMut::dense(&mut y, rows, cols)?)?;
+    Ok(y)
+}
+
+/// The normwise backward error of `X` as a solution of `A·X = B`,
+/// `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞ + ‖B‖_∞)` (Rigal and Gaches 1967): `A` the
+/// whole `n × n` matrix (both triangles), `X` and `B` of `n × nrhs`.
+pub fn solve_error(
+    cuda: &Cuda,
+    n: usize,
+    a: &CudaBuffer<f64>,
+    x: &CudaBuffer<f64>,
+    b: &CudaBuffer<f64>,
+    nrhs: usize,
+) -> Result<f64> {
+    let mut r = cuda.alloc::<f64>(n * nrhs)?;
+    let (av, xv, bv) = (View::dense(a, n, n)?, View::dense(x, n, nrhs)?, View::dense(b, n, nrhs)?);
+    cuda.copy(bv, ViewMut::dense(&mut r, n, nrhs)?)?;
+    cuda.gemm(-1.0, av, Op::NoTrans, xv, Op::NoTrans, 1.0, ViewMut::dense(&mut r, n, nrhs)?)?;
+    let inf = |v: View<'_, Cuda, f64>| cuda.norm(Norm::Inf, v);
+    Ok(inf(View::dense(&r, n, nrhs)?)? / (inf(av)? * inf(xv)? + inf(bv)?))
+}
+
+/// `‖A − Pᵀ·L·D·Lᵀ·P‖_F / ‖A‖_F` on the lower triangle, for a factorization
+/// in gpumat's form: `L` strictly below the diagonal of the `n × n` buffer
+/// `l` (its diagonal taken as 1), the interchanges `ipiv` (1-based, applied
+/// in order), `D` as its diagonal `d` and subdiagonal `e`.
+pub fn ldlt_error(
+    cuda: &Cuda,
+    n: usize,
+    a: &CudaBuffer<f64>,
+    l: &CudaBuffer<f64>,
+    ipiv: &CudaBuffer<i32>,
+    (d, e): (&CudaBuffer<f64>, &CudaBuffer<f64>),
+) -> Result<f64> {
+    // D made dense: its diagonal, and its subdiagonal on both sides.
+    let mut dense = cuda.alloc::<f64>(n * n)?;
+    let row = |offset, len, ld| Block { offset, rows: 1, cols: len, ld };
+    cuda.copy(View::new(d, row(0, n, 1))?, ViewMut::new(&mut dense, row(0, n, n + 1))?)?;
+    if n > 1 {
+        cuda.copy(View::new(e, row(0, n - 1, 1))?, ViewMut::new(&mut dense, row(1, n - 1, n + 1))?)?;
+        cuda.copy(View::new(e, row(0, n - 1, 1))?, ViewMut::new(&mut dense, row(n, n - 1, n + 1))?)?;
+    }
+    let mut out = cuda.alloc::<f64>(n * n)?;
+    let (lv, dv, pv) = (View::dense(l, n, n)?, View::dense(&dense, n, n)?, View::dense(ipiv, n, 1)?);
+    ldlt::reconstruct(cuda, lv, dv, pv, ViewMut::dense(&mut out, n, n)?)?;
+    drop(dense);
+    rel_diff(cuda, n, &out, a, Some(Uplo::Lower), Norm::Frobenius)
+}
+
+/// `‖A − L·Lᵀ‖_F / ‖A‖_F` on the lower triangle, `L` the lower triangle of
+/// the `n × n` buffer `l`.
+pub fn cholesky_error(cuda: &Cuda, n: usize, a: &CudaBuffer<f64>, l: &CudaBuffer<f64>) -> Result<f64> {
+    let mut llt = cuda.alloc::<f64>(n * n)?;
+    cholesky::reconstruct(cuda, Uplo::Lower, View::dense(l, n, n)?, ViewMut::dense(&mut llt, n, n)?)?;
+    rel_diff(cuda, n, &llt, a, Some(Uplo::Lower), Norm::Frobenius)
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
-use gpumat::backend::{Backend, Block, ViewMut};
+use gpumat::backend::{Backend, Block, Op, View, ViewMut};
 use gpumat::solve::wls_problem;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
@@ -27,6 +27,16 @@ pub fn random(cuda: &Cuda, len: usize, seed: u64) -> Result<CudaBuffer<f64>> {
 pub fn diagonally_dominant(cuda: &Cuda, n: usize, seed: u64) -> Result<CudaBuffer<f64>> {
     let mut a = random(cuda, n * n, seed)?;
     cuda.fill(ViewMut::new(&mut a, Block { offset: 0, rows: 1, cols: n, ld: n + 1 })?, 2.0 * n as f64)?;
+    Ok(a)
+}
+
+/// `G + Gᵀ` of order `n`, `G` with entries uniform in [−1, 1): symmetric
+/// and indefinite, its eigenvalues spread over both signs.
+pub fn symmetric_indefinite(cuda: &Cuda, n: usize, seed: u64) -> Result<CudaBuffer<f64>> {
+    let g = random(cuda, n * n, seed)?;
+    let mut a = cuda.alloc::<f64>(n * n)?;
+    let gv = View::dense(&g, n, n)?;
+    cuda.geam(1.0, gv, Op::NoTrans, 1.0, gv, Op::Trans, ViewMut::dense(&mut a, n, n)?)?;
     Ok(a)
 }
 

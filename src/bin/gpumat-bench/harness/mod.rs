@@ -1,8 +1,9 @@
 //! What every suite shares: timing on the device, random inputs, error
-//! measures, the factorizations more than one suite times, and the record
-//! of a measurement with the writer of the results. Suites use the harness
-//! and never each other.
+//! measures, the factorizations more than one suite times, the search for
+//! the largest order that fits, and the record of a measurement with the
+//! writer of the results. Suites use the harness and never each other.
 
+pub mod capacity;
 pub mod errors;
 pub mod factorizations;
 pub mod inputs;

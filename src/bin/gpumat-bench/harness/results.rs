@@ -16,16 +16,23 @@ const TABLE_HEADER: &str =
 ";
 
 /// The figures of a record shown in the table's notes, when it has them.
-const NOTES: [&str; 24] = [
+const NOTES: &[&str] = &[
     "gpumat_backward_error",
     "vendor_backward_error",
+    "gpumat_solve_backward_error",
+    "vendor_solve_backward_error",
     "fraction_of_copy",
     "fraction_of_pinned",
+    "gpumat_fraction_of_gemm",
+    "vendor_fraction_of_gemm",
+    "gemm_tflops",
     "gpumat_gbs",
     "copy_gbs",
     "pinned_gbs",
     "round_trip_diff",
     "rfp_time_over_full",
+    "unpivoted_time_over_cholesky",
+    "cholesky_ms",
     "gpumat_bytes",
     "vendor_bytes",
     "rfp_memory_over_full",
@@ -42,6 +49,10 @@ const NOTES: [&str; 24] = [
     "enqueue_ms",
     "wall_ms",
 ];
+
+/// The words of a record shown in the table's notes, when it has them: why
+/// a size was skipped, which backward error the row reports.
+const WORD_NOTES: &[&str] = &["skipped", "backward_error_kind"];
 
 /// `base` with the fields of `extra` added (an `extra` field of the same
 /// name replaces the base's).
@@ -85,11 +96,9 @@ fn today() -> String {
 
 /// A record as a row of the markdown table.
 fn table_row(r: &Value) -> String {
-    let notes = NOTES
-        .iter()
-        .filter_map(|k| r.get(*k).and_then(Value::as_f64).map(|v| format!("{k} {v:.3e}")))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let words = WORD_NOTES.iter().filter_map(|k| r.get(*k).and_then(Value::as_str).map(|v| format!("{k}: {v}")));
+    let figures = NOTES.iter().filter_map(|k| r.get(*k).and_then(Value::as_f64).map(|v| format!("{k} {v:.3e}")));
+    let notes = words.chain(figures).collect::<Vec<_>>().join(", ");
     // Rows of the trace suites carry no side-by-side time: "—", and their
     // per-call figures in the notes.
     let num = |k: &str| r.get(k).and_then(Value::as_f64).map_or("—".into(), |v| format!("{v:.3}"));
