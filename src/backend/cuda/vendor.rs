@@ -954,7 +954,7 @@ mod tests {
         let mut buf = be.upload(&a).unwrap();
         let (mut ipiv, mut d, mut e) = (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
         let tri = Triangle::full(Uplo::Lower, Block::dense(n, n)).unwrap();
-        let params = LdltParams { block_size: 8, update_tile: 16 };
+        let params = LdltParams { block_size: 8, leaf_size: 8, update_tile: 16 };
         ldlt::factor_in_place(
             &be,
             &tri,

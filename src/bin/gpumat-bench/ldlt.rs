@@ -213,7 +213,7 @@ fn needed_bytes<T: Scalar>(n: usize, params: LdltParams) -> (f64, f64) {
 /// Every row of one order in precision `T`.
 fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
     let precision = T::NAME;
-    let params = LdltParams::for_order(n);
+    let params = LdltParams::pivoted(n);
     let (timings, with_reconstruction) = needed_bytes::<T>(n, params);
     let free = cuda.memory()?.0 as f64;
     if timings > free {
@@ -431,7 +431,7 @@ fn unpivoted<T: Scalar>(
     // The tolerance `Sym::ldlt_unpivoted` takes: n·ε·max|aᵢⱼ|.
     let tol = nn * T::EPSILON.to_f64() * cuda.norm(Norm::Max, View::dense(&qd, n, n)?)?.to_f64();
     let none = LdltPivoting::None { tol };
-    let (params, chol) = (LdltParams::for_order(n), CholeskyParams::for_order(n));
+    let (params, chol) = (LdltParams::unpivoted(n), CholeskyParams::for_order(n));
     let full = Triangle::full(Uplo::Lower, Block::dense(n, n))?;
     let square = (n, n);
 

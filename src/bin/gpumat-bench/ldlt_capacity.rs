@@ -89,7 +89,7 @@ fn confirm_rfp(cuda: &Cuda, n: usize) -> Result<(f64, f64)> {
     let mut arf = rfp_matrix(cuda, rfp)?;
     let (mut ipiv, mut d, mut e) = (cuda.alloc::<i32>(n)?, cuda.alloc::<f64>(n)?, cuda.alloc::<f64>(n)?);
     let tri = Triangle::rfp(rfp, 0);
-    let params = LdltParams::for_order(n);
+    let params = LdltParams::pivoted(n);
     let mut zero = None;
     let ms = wall_ms(cuda, &mut || {
         let (p, dv, ev) = (ViewMut::dense(&mut ipiv, n, 1)?, ViewMut::dense(&mut d, n, 1)?, ViewMut::dense(&mut e, n, 1)?);
@@ -153,7 +153,7 @@ pub fn run(cuda: &Cuda) -> Result<Vec<Value>> {
     let hi = ((free as f64 / 4.0).sqrt() as usize) + 2;
     let ours_fits = |n: usize| {
         succeeds(cuda, || {
-            let width = (LdltParams::for_order(n).block_size + 1).min(n);
+            let width = (LdltParams::pivoted(n).block_size + 1).min(n);
             let _panels = cuda.alloc::<f64>(2 * n * width)?;
             let _pivots = (cuda.alloc::<i32>(n + 2)?, cuda.alloc::<f64>(2 * n)?);
             cuda.alloc::<f64>(n * (n + 1) / 2)
@@ -223,7 +223,7 @@ mod tests {
             let mut arf = be.alloc::<f64>(rfp.len()).unwrap();
             be.full_to_rfp(View::dense(&a, n, n).unwrap(), rfp, ViewMut::dense(&mut arf, rfp.len(), 1).unwrap()).unwrap();
             let (mut ipiv, mut d, mut e) = (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
-            let params = LdltParams { block_size: 16, update_tile: 64 };
+            let params = LdltParams { block_size: 16, leaf_size: 16, update_tile: 64 };
             ldlt::factor_in_place(
                 &be,
                 &Triangle::rfp(rfp, 0),
