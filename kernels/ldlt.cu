@@ -59,6 +59,29 @@
 // Entries of a row of W that update_column stages in shared memory at a time.
 #define Y_CHUNK 256
 
+// Entries of a row of L that update_column has in flight at once.
+#define LOADS 16
+
+// A load of what another thread may have written since the last barrier:
+// through L2 (__ldcg), since L1 is not coherent across SMs — unless the
+// grid is one block, whose own writes __syncthreads makes visible to it,
+// and L1 then serves the small panels (the leaves of the unpivoted
+// factorization) at a fraction of L2's latency.
+template <typename T>
+__device__ __forceinline__ T fresh(const T* p) {
+    return gridDim.x == 1 ? *p : __ldcg(p);
+}
+
+// The barrier between dependent steps: the grid's, or the block's when the
+// grid is one block.
+__device__ __forceinline__ void step_barrier(unsigned* bar) {
+    if (gridDim.x == 1) {
+        __syncthreads();
+    } else {
+        grid_barrier(bar);
+    }
+}
+
 // A product rounded on its own: `x - mul_rn(a, b)` is never fused.
 __device__ __forceinline__ float mul_rn(float x, float y) { return __fmul_rn(x, y); }
 __device__ __forceinline__ double mul_rn(double x, double y) { return __dmul_rn(x, y); }
@@ -89,7 +112,7 @@ __device__ __forceinline__ long long locate(const Tri& t, long long i, long long
 }
 
 // The panel: the matrix, its workspaces, and this block's rows [lo, hi).
-// Every load of the matrix, L or W goes through L2 (__ldcg): L1 is not
+// Every load of the matrix, L or W goes through `fresh`: L1 is not
 // coherent across SMs, and after a barrier any of them may hold entries
 // that another block wrote.
 template <typename T>
@@ -105,13 +128,13 @@ struct Panel {
 
     // Entry (i, j) of the symmetric matrix, and its address (i >= j).
     __device__ __forceinline__ T sym(long long i, long long j) const {
-        return __ldcg(a + (i >= j ? locate(tri, i, j) : locate(tri, j, i)));
+        return fresh(a + (i >= j ? locate(tri, i, j) : locate(tri, j, i)));
     }
     __device__ __forceinline__ T* at(long long i, long long j) const { return a + locate(tri, i, j); }
     // Entry (row i of the matrix, column t) of L and of W.
     __device__ __forceinline__ T* lp(long long i, long long t) const { return l + (i - k) + t * ldl; }
     __device__ __forceinline__ T* wp(long long i, long long t) const { return w + (i - k) + t * ldw; }
-    __device__ __forceinline__ T wget(long long i, long long t) const { return __ldcg(wp(i, t)); }
+    __device__ __forceinline__ T wget(long long i, long long t) const { return fresh(wp(i, t)); }
 };
 
 // Column c of the matrix on this block's rows from `from` down, as the
@@ -134,9 +157,18 @@ __device__ Candidate update_column(const Panel<T>& p, long long c, long long fro
             if (i < from) continue;
             T x = p.wget(i, into);
             const T* li = p.lp(i, t0);
-            for (int u = 0; u < len; ++u) {
-                const T y = ys[u];
-                if (y != T(0)) x = x - mul_rn(__ldcg(li + u * p.ldl), y);
+            // The row's entries of L are loaded LOADS at a time before they
+            // are used: independent loads in flight instead of a chain of
+            // L2 latencies. The subtractions keep their order.
+            for (int u0 = 0; u0 < len; u0 += LOADS) {
+                T lv[LOADS];
+#pragma unroll
+                for (int q = 0; q < LOADS; ++q) lv[q] = u0 + q < len ? fresh(li + (u0 + q) * p.ldl) : T(0);
+#pragma unroll
+                for (int q = 0; q < LOADS; ++q) {
+                    const T y = u0 + q < len ? ys[u0 + q] : T(0);
+                    if (y != T(0)) x = x - mul_rn(lv[q], y);
+                }
             }
             *p.wp(i, into) = x;
         }
@@ -168,7 +200,7 @@ __device__ Candidate block_best(Candidate c, Candidate* best, long long none) {
 __device__ Candidate grid_best(const double* pv, const long long* pi, long long none) {
     Candidate c = {-1.0, none};
     for (unsigned b = threadIdx.x & 31; b < gridDim.x; b += 32) {
-        const Candidate o = {__ldcg(pv + b), __ldcg(pi + b)};
+        const Candidate o = {fresh(pv + b), fresh(pi + b)};
         if (better(o, c)) c = o;
     }
     return warp_best(c);
@@ -193,14 +225,14 @@ __device__ void interchange(const Panel<T>& p, long long kk, long long j, long l
         if (r < trailing) {
             const long long i = kkk + r;
             if (i == kp) continue;
-            const T x = __ldcg(p.at(i, kkk));
+            const T x = fresh(p.at(i, kkk));
             *(i == kkk ? p.at(kp, kp) : i < kp ? p.at(kp, i) : p.at(i, kp)) = x;
             continue;
         }
         r -= trailing;
         if (r < left) {
             T *x = p.at(kkk, r), *y = p.at(kp, r);
-            const T vx = __ldcg(x), vy = __ldcg(y);
+            const T vx = fresh(x), vy = fresh(y);
             *x = vy;
             *y = vx;
             continue;
@@ -208,7 +240,7 @@ __device__ void interchange(const Panel<T>& p, long long kk, long long j, long l
         r -= left;
         if (r < lrow) {
             T *x = p.lp(kkk, r), *y = p.lp(kp, r);
-            const T vx = __ldcg(x), vy = __ldcg(y);
+            const T vx = fresh(x), vy = fresh(y);
             *x = vy;
             *y = vx;
             continue;
@@ -264,7 +296,7 @@ __device__ void sytrf_panel_impl(Panel<T> p, long long nb, int* ipiv, long long 
                 pi[blockIdx.x] = c.i;
             }
         }
-        grid_barrier(bar);
+        step_barrier(bar);
         // (2) The same decision in every block, from the same values.
         if (t < 32) {
             const Candidate g = pivoted ? grid_best(pv, pi, n) : Candidate{-1.0, n};
@@ -308,7 +340,7 @@ __device__ void sytrf_panel_impl(Panel<T> p, long long nb, int* ipiv, long long 
                 // other blocks' reads once the fastest has decided.
                 if (p.lo <= imax && imax < p.hi) part_v[2 * G + (exchange & 1)] = abs_d(p.wget(imax, j + 1));
             }
-            grid_barrier(bar);
+            step_barrier(bar);
             // (4)
             if (t < 32) {
                 const Candidate g = grid_best(pv, pi, n);
@@ -317,7 +349,7 @@ __device__ void sytrf_panel_impl(Panel<T> p, long long nb, int* ipiv, long long 
                     const double absakk = s_absakk, colmax = s_colmax;
                     if (absakk * rowmax >= BK_ALPHA * colmax * colmax) {
                         // 1×1 at kk after all.
-                    } else if (__ldcg(part_v + 2 * G + (exchange & 1)) >= BK_ALPHA * rowmax) {
+                    } else if (fresh(part_v + 2 * G + (exchange & 1)) >= BK_ALPHA * rowmax) {
                         s_kp = imax;
                         s_copy = 1;
                     } else {
@@ -337,7 +369,7 @@ __device__ void sytrf_panel_impl(Panel<T> p, long long nb, int* ipiv, long long 
         // (5)
         if (kp != kkk) {
             interchange(p, kk, j, kkk, kp, kstep, copy);
-            grid_barrier(bar);
+            step_barrier(bar);
         }
         // (6) L of this block's rows, in the matrix and in L.
         if (kstep == 1) {
