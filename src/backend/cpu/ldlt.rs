@@ -145,7 +145,8 @@ pub(super) fn sytrf_panel<T: Scalar>(
         let imax = imax + k;
         // (pivot row, block order, whether the pivot is zero)
         let (kp, kstep, is_zero) = match pivoting {
-            SymPivoting::None { tol } => (kk, 1, !(absakk > tol)),
+            // A NaN pivot counts as zero.
+            SymPivoting::None { tol } => (kk, 1, absakk.partial_cmp(&tol) != Some(std::cmp::Ordering::Greater)),
             SymPivoting::BunchKaufman => {
                 if absakk.is_nan() || colmax.is_nan() {
                     // Overflow upstream: no choice is meaningful; the NaN
@@ -250,10 +251,10 @@ pub(super) fn sytrf_panel<T: Scalar>(
         j += kstep;
     }
     info.set(1, j as i32);
-    if let Some(c) = zero {
-        if info.get(0) == 0 {
-            info.set(0, (c + 1) as i32);
-        }
+    if let Some(c) = zero
+        && info.get(0) == 0
+    {
+        info.set(0, (c + 1) as i32);
     }
     Ok(())
 }
