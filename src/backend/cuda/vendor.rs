@@ -918,7 +918,8 @@ mod tests {
         let dense = BlockDiagonal { d: f.d.clone(), e: f.e.clone() }.dense();
         let (l, d, p) = (be.upload(l).unwrap(), be.upload(&dense).unwrap(), be.upload(&f.ipiv).unwrap());
         let mut out = be.alloc::<f64>(n * n).unwrap();
-        let (lv, dv, pv) = (View::dense(&l, n, n).unwrap(), View::dense(&d, n, n).unwrap(), View::dense(&p, n, 1).unwrap());
+        let (lv, dv, pv) =
+            (View::dense(&l, n, n).unwrap(), View::dense(&d, n, n).unwrap(), View::dense(&p, n, 1).unwrap());
         ldlt::reconstruct(&be, lv, dv, pv, ViewMut::dense(&mut out, n, n).unwrap()).unwrap();
         let mut host = vec![0.0; n * n];
         be.download(&out, &mut host).unwrap();
@@ -952,7 +953,8 @@ mod tests {
         let (n, be) = (57, Cpu::new());
         let a = symmetric(n, 4, true);
         let mut buf = be.upload(&a).unwrap();
-        let (mut ipiv, mut d, mut e) = (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
+        let (mut ipiv, mut d, mut e) =
+            (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
         let tri = Triangle::full(Uplo::Lower, Block::dense(n, n)).unwrap();
         let params = LdltParams { block_size: 8, leaf_size: 8, update_tile: 16 };
         ldlt::factor_in_place(

@@ -121,7 +121,8 @@ fn ldlt_in_place<T: Scalar>(
 ) -> Result<()> {
     cuda.copy(View::dense(src, shape.0, shape.1)?, ViewMut::dense(a, shape.0, shape.1)?)?;
     let n = tri.cols;
-    let (ipiv, d, e) = (ViewMut::dense(&mut p.ipiv, n, 1)?, ViewMut::dense(&mut p.d, n, 1)?, ViewMut::dense(&mut p.e, n, 1)?);
+    let (ipiv, d, e) =
+        (ViewMut::dense(&mut p.ipiv, n, 1)?, ViewMut::dense(&mut p.d, n, 1)?, ViewMut::dense(&mut p.e, n, 1)?);
     p.zero = ldlt::factor_in_place(cuda, tri, &BufferMut::new(a), ipiv, d, e, pivoting, params)?;
     Ok(())
 }
@@ -152,7 +153,13 @@ fn sytrf_vendor<T: Scalar>(
 }
 
 /// The backward error of gpumat's factor `l` (`n × n`) against `reference`.
-fn gpumat_error<T: Scalar>(cuda: &Cuda, n: usize, reference: &CudaBuffer<f64>, l: &CudaBuffer<T>, p: &Pivots<T>) -> Result<f64> {
+fn gpumat_error<T: Scalar>(
+    cuda: &Cuda,
+    n: usize,
+    reference: &CudaBuffer<f64>,
+    l: &CudaBuffer<T>,
+    p: &Pivots<T>,
+) -> Result<f64> {
     let l = widen(cuda, l, n, n)?;
     let (d, e) = (widen(cuda, &p.d, n, 1)?, widen(cuda, &p.e, n, 1)?);
     ldlt_error(cuda, n, reference, &l, &p.ipiv, (&d, &e))
@@ -201,7 +208,8 @@ fn needed_bytes<T: Scalar>(n: usize, params: LdltParams) -> (f64, f64) {
     let (e, f) = ((n * n * size_of::<T>()) as f64, (n * n * 8) as f64);
     // gpumat's panel copies L and W; cuSOLVER's workspace (n × its block
     // size), cuBLAS's and the pool's slack.
-    let workspaces = (2 * n * (params.block_size + 1) * size_of::<T>()) as f64 + (n * 512 * size_of::<T>()) as f64 + 5e8;
+    let workspaces =
+        (2 * n * (params.block_size + 1) * size_of::<T>()) as f64 + (n * 512 * size_of::<T>()) as f64 + 5e8;
     // The input in FP64 while it is made (2f); the input, two full factors
     // and the RFP input and factor (4e); the input, the factors and the FP64
     // reference for the errors (3.5e + f), with the factor being multiplied
@@ -270,7 +278,8 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
         sytrf_vendor(cuda, n, &a, &mut l, &mut v)
     })?;
 
-    let (mut ours, mut theirs, mut arf) = (cuda.alloc::<T>(n * n)?, cuda.alloc::<T>(n * n)?, cuda.alloc::<T>(rfp.len())?);
+    let (mut ours, mut theirs, mut arf) =
+        (cuda.alloc::<T>(n * n)?, cuda.alloc::<T>(n * n)?, cuda.alloc::<T>(rfp.len())?);
     let (mut p_full, mut p_rfp) = (Pivots::new(cuda, n)?, Pivots::new(cuda, n)?);
     let mut sytrf = vendor::DenseLdlt::<T>::new(cuda, n)?;
     let t = {
@@ -332,9 +341,10 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
     };
     // Of the two readings of cuSOLVER's factor, the one that reproduces A.
     let (fe_vendor, vendor_form) = match fe_vendor {
-        Some((product, standard)) if product <= standard => {
-            (Some(product), json!({"vendor_factor_form": "LAPACK product form", "vendor_factor_error_other_form": standard}))
-        }
+        Some((product, standard)) if product <= standard => (
+            Some(product),
+            json!({"vendor_factor_form": "LAPACK product form", "vendor_factor_error_other_form": standard}),
+        ),
         Some((product, standard)) => {
             (Some(standard), json!({"vendor_factor_form": "standard form", "vendor_factor_error_other_form": product}))
         }
@@ -358,7 +368,10 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
         Some(flops),
         merge(
             merge(common.clone(), backward((fe_full, se_full), (fe_vendor, se_vendor))),
-            merge(vendor_form.clone(), json!({"gpumat_bytes": bytes_full, "gpumat_2x2_blocks": p_full.two_by_two(cuda)?})),
+            merge(
+                vendor_form.clone(),
+                json!({"gpumat_bytes": bytes_full, "gpumat_2x2_blocks": p_full.two_by_two(cuda)?}),
+            ),
         ),
     ));
     rows.push(record(
@@ -506,7 +519,8 @@ fn unpivoted<T: Scalar>(
     copy_b(&mut x)?;
     cholesky::solve_in_place(cuda, Uplo::Lower, View::dense(&work, n, n)?, ViewMut::dense(&mut x, n, 1)?)?;
     let se_chol = solved(&reference, &x)?;
-    let fe_chol = if reconstruct { Some(cholesky_error(cuda, n, &reference, &widen(cuda, &work, n, n)?)?) } else { None };
+    let fe_chol =
+        if reconstruct { Some(cholesky_error(cuda, n, &reference, &widen(cuda, &work, n, n)?)?) } else { None };
     cholesky_vendor(cuda, n, &spd, &mut work, &mut potrf)?;
     copy_b(&mut x)?;
     potrf.solve(cuda, &work, &mut x, 1)?;
@@ -515,7 +529,8 @@ fn unpivoted<T: Scalar>(
         return Err(Error::Device(format!("ldlt n = {n} {precision}: cuSOLVER potrf/potrs info {status}")));
     }
     let se_potrf = solved(&reference, &x)?;
-    let fe_potrf = if reconstruct { Some(cholesky_error(cuda, n, &reference, &widen(cuda, &work, n, n)?)?) } else { None };
+    let fe_potrf =
+        if reconstruct { Some(cholesky_error(cuda, n, &reference, &widen(cuda, &work, n, n)?)?) } else { None };
 
     let rates = |ours: f64, theirs: f64| {
         json!({

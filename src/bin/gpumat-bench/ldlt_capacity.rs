@@ -92,8 +92,18 @@ fn confirm_rfp(cuda: &Cuda, n: usize) -> Result<(f64, f64)> {
     let params = LdltParams::pivoted(n);
     let mut zero = None;
     let ms = wall_ms(cuda, &mut || {
-        let (p, dv, ev) = (ViewMut::dense(&mut ipiv, n, 1)?, ViewMut::dense(&mut d, n, 1)?, ViewMut::dense(&mut e, n, 1)?);
-        zero = ldlt::factor_in_place(cuda, &tri, &BufferMut::new(&mut arf), p, dv, ev, LdltPivoting::BunchKaufman, params)?;
+        let (p, dv, ev) =
+            (ViewMut::dense(&mut ipiv, n, 1)?, ViewMut::dense(&mut d, n, 1)?, ViewMut::dense(&mut e, n, 1)?);
+        zero = ldlt::factor_in_place(
+            cuda,
+            &tri,
+            &BufferMut::new(&mut arf),
+            p,
+            dv,
+            ev,
+            LdltPivoting::BunchKaufman,
+            params,
+        )?;
         Ok(())
     })?;
     if let Some(column) = zero {
@@ -221,8 +231,10 @@ mod tests {
             }
             let a = be.upload(&full).unwrap();
             let mut arf = be.alloc::<f64>(rfp.len()).unwrap();
-            be.full_to_rfp(View::dense(&a, n, n).unwrap(), rfp, ViewMut::dense(&mut arf, rfp.len(), 1).unwrap()).unwrap();
-            let (mut ipiv, mut d, mut e) = (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
+            be.full_to_rfp(View::dense(&a, n, n).unwrap(), rfp, ViewMut::dense(&mut arf, rfp.len(), 1).unwrap())
+                .unwrap();
+            let (mut ipiv, mut d, mut e) =
+                (be.alloc::<i32>(n).unwrap(), be.alloc::<f64>(n).unwrap(), be.alloc::<f64>(n).unwrap());
             let params = LdltParams { block_size: 16, leaf_size: 16, update_tile: 64 };
             ldlt::factor_in_place(
                 &be,

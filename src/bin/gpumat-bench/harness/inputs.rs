@@ -30,10 +30,11 @@ pub fn diagonally_dominant(cuda: &Cuda, n: usize, seed: u64) -> Result<CudaBuffe
     Ok(a)
 }
 
-/// `G + Gᵀ` of order `n`, `G` with entries uniform in [−1, 1): symmetric
-/// and indefinite, its eigenvalues spread over both signs.
-pub fn symmetric_indefinite(cuda: &Cuda, n: usize, seed: u64) -> Result<CudaBuffer<f64>> {
-    let g = random(cuda, n * n, seed)?;
+/// `G + Gᵀ` of order `n`, `G` with entries uniform in [−1, 1) from the
+/// generator state `state`: symmetric and indefinite, its eigenvalues
+/// spread over both signs.
+pub fn symmetric_indefinite(cuda: &Cuda, n: usize, state: u64) -> Result<CudaBuffer<f64>> {
+    let g = random(cuda, n * n, state)?;
     let mut a = cuda.alloc::<f64>(n * n)?;
     let gv = View::dense(&g, n, n)?;
     cuda.geam(1.0, gv, Op::NoTrans, 1.0, gv, Op::Trans, ViewMut::dense(&mut a, n, n)?)?;
