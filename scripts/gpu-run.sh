@@ -10,7 +10,7 @@
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
 #
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
-# primitives cholesky lu qr scaled_gram; empty for none; each run cut at
+# primitives cholesky lu ldlt_primitives qr scaled_gram; empty for none; each run cut at
 # SANITIZE_TIMEOUT seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
 # PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES), NCU=regex
 # (Nsight Compute on launch NCU_SKIPS, default 0, of the kernels of that name
@@ -22,8 +22,8 @@ cd "$(dirname "$0")/.."
 # Test suites that exercise the device; the others are host-only. SUITES
 # in the environment builds only those (a quicker round trip).
 ALL="api primitives kernels cholesky lu"
-# Symmetric indefinite LDLᵀ.
-ALL="$ALL ldlt"
+# Symmetric indefinite LDLᵀ, and its GPU primitives against the CPU's bit for bit.
+ALL="$ALL ldlt ldlt_primitives"
 # Householder QR and least squares.
 ALL="$ALL qr lstsq"
 # Scaled Gram matrices A·D²·Aᵀ and mixed-precision weighted least squares.
@@ -95,7 +95,7 @@ for table in "" --ill-conditioned; do
     cat "$OUT/wls-table$table.log"
 done
 # The suites that launch kernels, under both tools.
-for suite in ${SANITIZE-primitives cholesky lu qr scaled_gram}; do
+for suite in ${SANITIZE-primitives cholesky lu ldlt_primitives qr scaled_gram}; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1

@@ -42,7 +42,7 @@ impl<T: Scalar> Sym<T> {
         self.ldlt_with(true, LdltParams::pivoted(self.n()))
     }
 
-    /// LDLᵀ without pivoting, `A = L·D·Lᵀ`, as fast as Cholesky, for
+    /// LDLᵀ without pivoting, `A = L·D·Lᵀ`, blocked as Cholesky is, for
     /// matrices known to allow it: symmetric quasi-definite matrices
     /// `[[H, Bᵀ], [B, −G]]` with `H` and `G` positive definite (the KKT
     /// matrices of regularized interior-point methods), and diagonally
