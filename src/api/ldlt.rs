@@ -189,7 +189,10 @@ impl<T: Scalar> Ldlt<T> {
     pub fn solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         self.data.check_with(b)?;
         if b.rows() != self.n {
-            return Err(Error::dims("Ldlt::solve", format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols())));
+            return Err(Error::dims(
+                "Ldlt::solve",
+                format!("A is {0}×{0} but B is {1}×{2}", self.n, b.rows(), b.cols()),
+            ));
         }
         if let Some(pivot) = self.zero_pivot() {
             return Err(Error::Singular { pivot });

@@ -349,7 +349,10 @@ pub fn sytrf_panel<B: Backend, T: Scalar>(
         a.view(piece.block)?;
     }
     if panel.nb == 0 || k + panel.nb > n {
-        return Err(Error::dims("sytrf_panel", format!("panel of {} columns at {k} in a matrix of order {n}", panel.nb)));
+        return Err(Error::dims(
+            "sytrf_panel",
+            format!("panel of {} columns at {k} in a matrix of order {n}", panel.nb),
+        ));
     }
     let width = (panel.nb + 1).min(n - k);
     for (name, x) in [("L", &panel.l), ("W", &panel.w)] {
@@ -383,5 +386,9 @@ pub fn block_diagonal_solve<B: Backend, T: Elem>(
             format!("d and e must have {n} entries, have {} and {}", shape_of(d), shape_of(e)),
         ));
     }
-    check_disjoint("block_diagonal_solve", region_mut(b, Shape::Full), &[region(d, Shape::Full), region(e, Shape::Full)])
+    check_disjoint(
+        "block_diagonal_solve",
+        region_mut(b, Shape::Full),
+        &[region(d, Shape::Full), region(e, Shape::Full)],
+    )
 }

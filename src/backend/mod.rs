@@ -463,7 +463,12 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// entries; `e[j] ≠ 0` marks the 2×2 block at rows `j, j + 1`). 2×2
     /// blocks are solved in the scaled form of LAPACK's `dsytrs`. A zero
     /// pivot gives infinities: callers refuse singular factors first.
-    fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Self, T>, e: View<'_, Self, T>, b: ViewMut<'_, Self, T>) -> Result<()>;
+    fn block_diagonal_solve<T: Scalar>(
+        &self,
+        d: View<'_, Self, T>,
+        e: View<'_, Self, T>,
+        b: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
 
     // Scaled Gram matrices A·D²·Aᵀ (weighted least squares).
 

@@ -92,7 +92,8 @@ impl Triangle {
         let (mut l11, l22) = (triangle(p.t1), triangle(p.t2));
         // The stored off-diagonal block is A21 for UPLO = L and A12 = A21ᵀ for U.
         let l21 = stored(p.s.offset, p.s.full, (rfp.uplo == Uplo::Lower) == p.s.transposed);
-        let tall = if l11.transposed { Block { cols: n1 + n2, ..l11.block } } else { Block { rows: n1 + n2, ..l11.block } };
+        let tall =
+            if l11.transposed { Block { cols: n1 + n2, ..l11.block } } else { Block { rows: n1 + n2, ..l11.block } };
         let tall = Stored { block: tall, ..l11 };
         let joined = n1 > 0 && n2 > 0 && tall.sub(n1, 0, n2, n1).ok() == Some(l21);
         if joined {

@@ -22,7 +22,8 @@ pub fn solve_lower<B: Backend, T: Scalar>(
     let one = T::ONE;
     let (mut top, mut bottom) = b.split_at_row(n1)?;
     let l11 = tri.at(0, 0, n1, n1)?;
-    let solve = |l: Stored, x: ViewMut<'_, B, T>| be.trsm(Side::Left, l.uplo(), l.op(transpose), diag, one, view(l)?, x);
+    let solve =
+        |l: Stored, x: ViewMut<'_, B, T>| be.trsm(Side::Left, l.uplo(), l.op(transpose), diag, one, view(l)?, x);
     if n2 == 0 {
         return solve(l11, top);
     }

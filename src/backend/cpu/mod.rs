@@ -19,8 +19,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular, View,
-    ViewMut, check,
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular,
+    View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -668,7 +668,12 @@ impl Backend for Cpu {
         ldlt::sytrf_panel(a, tri, k, panel, pivoting)
     }
 
-    fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Cpu, T>, e: View<'_, Cpu, T>, b: ViewMut<'_, Cpu, T>) -> Result<()> {
+    fn block_diagonal_solve<T: Scalar>(
+        &self,
+        d: View<'_, Cpu, T>,
+        e: View<'_, Cpu, T>,
+        b: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
         ldlt::block_diagonal_solve(d, e, b)
     }
 

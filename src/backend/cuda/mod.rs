@@ -45,8 +45,8 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular, Tuning, View,
-    ViewMut, check,
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular,
+    Tuning, View, ViewMut, check,
 };
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
@@ -508,7 +508,12 @@ impl Backend for Cuda {
         self.ldlt_sytrf_panel(a, tri, k, panel, pivoting)
     }
 
-    fn block_diagonal_solve<T: Scalar>(&self, d: View<'_, Cuda, T>, e: View<'_, Cuda, T>, b: ViewMut<'_, Cuda, T>) -> Result<()> {
+    fn block_diagonal_solve<T: Scalar>(
+        &self,
+        d: View<'_, Cuda, T>,
+        e: View<'_, Cuda, T>,
+        b: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
         self.ldlt_block_diagonal_solve(d, e, b)
     }
 

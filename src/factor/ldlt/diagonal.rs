@@ -124,7 +124,8 @@ mod tests {
     fn inertia_of_blocks() {
         // 1×1 pivots 2, −3, 0; a 2×2 block [[0, 1], [1, 0]] (eigenvalues ±1);
         // a 2×2 block [[1, 1], [1, 1]] (eigenvalues 2 and 0).
-        let d = BlockDiagonal { d: vec![2.0, -3.0, 0.0, 0.0, 0.0, 1.0, 1.0], e: vec![0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0] };
+        let d =
+            BlockDiagonal { d: vec![2.0, -3.0, 0.0, 0.0, 0.0, 1.0, 1.0], e: vec![0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0] };
         assert_eq!(d.inertia(0.0), Inertia { positive: 3, negative: 2, zero: 2 });
         assert_eq!(d.first_zero(0.0), Some(3));
         assert_eq!(d.determinant(), Determinant::ZERO);

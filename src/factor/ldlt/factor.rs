@@ -14,8 +14,8 @@
 //! The width of a panel is known only once its last pivot is chosen (a 2×2
 //! pivot takes one column more), so the host reads it after each panel.
 
-use crate::backend::{Backend, Block, BufferMut, Op, SymPanel, SymPivoting, Triangle, View, ViewMut};
 use super::unpivoted;
+use crate::backend::{Backend, Block, BufferMut, Op, SymPanel, SymPivoting, Triangle, View, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};

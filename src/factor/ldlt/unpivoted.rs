@@ -181,9 +181,5 @@ fn copy_as_lower<B: Backend, T: Scalar>(
     src: View<'_, B, T>,
     dst: ViewMut<'_, B, T>,
 ) -> Result<()> {
-    if stored.transposed {
-        be.geam(T::ONE, src, Op::Trans, T::ZERO, src, Op::Trans, dst)
-    } else {
-        be.copy(src, dst)
-    }
+    if stored.transposed { be.geam(T::ONE, src, Op::Trans, T::ZERO, src, Op::Trans, dst) } else { be.copy(src, dst) }
 }
