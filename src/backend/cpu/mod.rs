@@ -223,6 +223,41 @@ fn as_left<'a, 'b, T: Scalar>(
     (m, lower, b)
 }
 
+impl Cpu {
+    /// `C := α·op(A)·op(B)ᵀ + β·C` on the `uplo` triangle of `C` (`syrk`
+    /// when `B` is `A`, `syrkx` otherwise), the shapes checked.
+    #[allow(clippy::too_many_arguments)]
+    fn triangle_of_product<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        b: View<'_, Cpu, T>,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) {
+        let (a, b) = (op_of(mat(a), op), op_of(mat(b), op));
+        let structure = match uplo {
+            Uplo::Lower => BlockStructure::TriangularLower,
+            Uplo::Upper => BlockStructure::TriangularUpper,
+        };
+        accumulate(mat_mut(c), beta, Some(uplo), |c, acc| {
+            triangular::matmul(
+                c,
+                structure,
+                acc,
+                a,
+                BlockStructure::Rectangular,
+                b.transpose(),
+                BlockStructure::Rectangular,
+                alpha,
+                self.par,
+            )
+        });
+    }
+}
+
 impl Backend for Cpu {
     type Buffer<E: Elem> = CpuBuffer<E>;
 
@@ -350,24 +385,7 @@ impl Backend for Cpu {
         c: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
         check::syrk(uplo, op, &a, &c)?;
-        let a = op_of(mat(a), op);
-        let structure = match uplo {
-            Uplo::Lower => BlockStructure::TriangularLower,
-            Uplo::Upper => BlockStructure::TriangularUpper,
-        };
-        accumulate(mat_mut(c), beta, Some(uplo), |c, acc| {
-            triangular::matmul(
-                c,
-                structure,
-                acc,
-                a,
-                BlockStructure::Rectangular,
-                a.transpose(),
-                BlockStructure::Rectangular,
-                alpha,
-                self.par,
-            )
-        });
+        self.triangle_of_product(uplo, op, alpha, a, a, beta, c);
         Ok(())
     }
 
@@ -636,24 +654,7 @@ impl Backend for Cpu {
         c: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
         check::syrkx(uplo, op, &a, &b, &c)?;
-        let (a, b) = (op_of(mat(a), op), op_of(mat(b), op));
-        let structure = match uplo {
-            Uplo::Lower => BlockStructure::TriangularLower,
-            Uplo::Upper => BlockStructure::TriangularUpper,
-        };
-        accumulate(mat_mut(c), beta, Some(uplo), |c, acc| {
-            triangular::matmul(
-                c,
-                structure,
-                acc,
-                a,
-                BlockStructure::Rectangular,
-                b.transpose(),
-                BlockStructure::Rectangular,
-                alpha,
-                self.par,
-            )
-        });
+        self.triangle_of_product(uplo, op, alpha, a, b, beta, c);
         Ok(())
     }
 
