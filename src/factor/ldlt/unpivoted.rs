@@ -7,8 +7,8 @@
 //! block), then the rows below it by two triangular solves,
 //! `W₂₁ = A₂₁·L₁₁⁻ᵀ` and `L₂₁ = W₂₁·D₁⁻¹`, where Cholesky has one. The
 //! updates are `C −= L·Wᵀ` with `W = L·D` kept in a dense workspace.
-//! This is the blocked algorithm of Paciullo and Krawezik (2024) in full
-//! or RFP storage, on the GPU's level-3 routines.
+//! This is Paciullo and Krawezik's blocked LDLᵀ in packed storage, in RFP
+//! storage here, on the GPU's level-3 routines.
 
 use super::factor::update_columns;
 use crate::backend::{
