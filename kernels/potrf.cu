@@ -15,6 +15,14 @@
 // potrf_{f32,f64}, any n: one block of any size, no dynamic shared memory;
 // right-looking in global memory with a barrier between steps, for direct
 // calls on blocks larger than a leaf.
+//
+// ldlt_panel_{lower,upper}_{f32,f64}(a, ld, n, m, info, offset, arrivals,
+// w, ldw, d, tol): the same leaf for A = L·D·Lᵀ without pivoting: L
+// (unit, not stored) strictly below the diagonal, D on it and in d (n
+// entries), and W = L·D for the m - n rows below the diagonal block in w,
+// oriented as the panel (upper: W transposed). A pivot of magnitude <= tol
+// (or not finite) is not divided by: its column of L is zero, *info marks
+// the first, and the factorization goes on.
 
 #define LEAF 64
 
@@ -49,12 +57,17 @@ __device__ __forceinline__ double inv_sqrt(double x) { return rsqrt(x); }
 // diagonal block is written by the last block to finish, counted in
 // `arrivals` (zero between launches; the last block resets it): until then
 // others may still read it.
-template <typename T, bool upper>
+//
+// With ldlt, the same steps give A = L·D·Lᵀ: a pivot d is inverted rather
+// than square-rooted, the rows' multipliers are those of W = L·D, and the
+// diagonal keeps D. D is collected in shared memory for W's write-back.
+template <typename T, bool upper, bool ldlt>
 __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, long long offset,
-                            unsigned int* arrivals) {
+                            unsigned int* arrivals, T* w, long long ldw, T* dvec, T tol) {
     constexpr int HALF = LEAF / 2, PAIRS = LEAF / 2;
     static_assert(LEAF % 8 == 0, "the leaf's halves take alternate column pairs, staged 8 columns at a time");
     __shared__ __align__(16) T col[3][2][LEAF];
+    __shared__ T dval[ldlt ? LEAF : 1];
     __shared__ bool last;
     const int t = threadIdx.x, q = t >> 1, h = t & 1;
     const bool diag = q < LEAF;
@@ -126,20 +139,36 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
     // identity rows give pivots of 1 and the real rows have zeros: those
     // steps change nothing.
     int done = n;  // columns factored
+    // s0, s1 scale the pair's columns (1/L(j,j), 1/L(j+1,j+1); LDLᵀ: 1/D),
+    // l10 = L(j+1,j), c10 is what a row's column j + 1 loses to column j
+    // per unit of L(i,j) (LDLᵀ: W(j+1,j)), d0, d1 the pivots.
     struct Pivots {
-        T s0, l10, s1;
+        T s0, l10, s1, c10, d0, d1;
     };
     // The pivot block of columns j, j + 1 from the published pair (p0, p1).
     const auto pivots = [&](const T* p0, const T* p1, int j) {
         const T a00 = p0[j], a10 = p0[j + 1], a11 = p1[j + 1];
-        const T s0 = inv_sqrt(a00);
-        const T l10 = a10 * s0;
-        const T d1 = a11 - l10 * l10;  // the Schur complement, the second pivot
         int failed = n;
-        if (j + 1 < n && !(d1 > T(0) && isfinite(d1))) failed = j + 1;
-        if (j < n && !(a00 > T(0) && isfinite(a00))) failed = j;
+        Pivots v;
+        if constexpr (ldlt) {
+            const auto invert = [&](T x) { return fabs(x) > tol && isfinite(x) ? T(1) / x : T(0); };
+            const T s0 = invert(a00);
+            const T l10 = a10 * s0;
+            const T d1 = a11 - l10 * a10;
+            const T s1 = invert(d1);
+            if (j + 1 < n && s1 == T(0)) failed = j + 1;
+            if (j < n && s0 == T(0)) failed = j;
+            v = Pivots{s0, l10, s1, a10, a00, d1};
+        } else {
+            const T s0 = inv_sqrt(a00);
+            const T l10 = a10 * s0;
+            const T d1 = a11 - l10 * l10;  // the Schur complement, the second pivot
+            if (j + 1 < n && !(d1 > T(0) && isfinite(d1))) failed = j + 1;
+            if (j < n && !(a00 > T(0) && isfinite(a00))) failed = j;
+            v = Pivots{s0, l10, inv_sqrt(d1), l10, a00, d1};
+        }
         if (done == n) done = failed;
-        return Pivots{s0, l10, inv_sqrt(d1)};
+        return v;
     };
     Pivots p = pivots(col[0][0], col[0][1], 0);
 #pragma unroll
@@ -152,14 +181,20 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
             x0 = r[e];
             x1 = r[e + 1];
         }
-        const T li0 = x0 * p.s0;                      // L(i, j)
-        const T li1 = (x1 - li0 * p.l10) * p.s1;  // L(i, j + 1)
+        const T li0 = x0 * p.s0;                  // L(i, j)
+        const T li1 = (x1 - li0 * p.c10) * p.s1;  // L(i, j + 1)
         if (mine) {
-            r[e] = li0;
-            r[e + 1] = li1;
+            // LDLᵀ keeps D on the diagonal, where L has its unit.
+            r[e] = ldlt && diag && q == j ? p.d0 : li0;
+            r[e + 1] = ldlt && diag && q == j + 1 ? p.d1 : li1;
         }
-        const T u1 = li1 * p.s1;
-        const T u0 = (li0 - u1 * p.l10) * p.s0;
+        if (ldlt && t == 0) {
+            dval[j] = p.d0;
+            dval[j + 1] = p.d1;
+        }
+        // The row's multipliers of the published (unscaled) pair.
+        const T u1 = ldlt ? li1 : li1 * p.s1;
+        const T u0 = ldlt ? li0 - u1 * p.l10 : (li0 - u1 * p.l10) * p.s0;
         if (P + 1 < PAIRS) {
             T* n0 = col[(P + 1) % 3][0];
             T* n1 = col[(P + 1) % 3][1];
@@ -197,7 +232,14 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
         if (last) atomicExch(arrivals, 0u);
     }
     __syncthreads();
-    // Entries past a failing column were not finished: leave them.
+    // Cholesky leaves the entries past a failing column unfinished, not
+    // written; LDLᵀ finishes them.
+    if constexpr (ldlt) done = n;
+    // W(i, k) = L(i, k)·D(k) for the rows below the diagonal block, as the
+    // panel is oriented; diagonal-block slots and rows past m write none.
+    const auto store = [&](T* dst, long long ldd, long long row, int k, T x) {
+        if (upper) dst[k + row * ldd] = x; else dst[row + k * ldd] = x;
+    };
     if constexpr (upper) {
 #pragma unroll
         for (int c0 = 0; c0 < LEAF; c0 += STAGE) {
@@ -209,9 +251,12 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
             __syncwarp();
 #pragma unroll
             for (int r0 = 0; r0 < ROWS; r0 += 32 / STAGE) {
-                const int rr = r0 + sr;
-                if (holds(rr, c0 + sc, done) && (!diag || last))
-                    a[c0 + sc + (i - (lane >> 1) + rr) * ld] = stage[warp][rr][sc];
+                const int rr = r0 + sr, k = c0 + sc;
+                if (holds(rr, k, done) && (!diag || last)) {
+                    const long long row = i - (lane >> 1) + rr;
+                    a[k + row * ld] = stage[warp][rr][sc];
+                    if (ldlt && !diag) store(w, ldw, row - n, k, stage[warp][rr][sc] * dval[k]);
+                }
             }
             __syncwarp();
         }
@@ -219,9 +264,13 @@ __device__ void potrf_panel(T* a, long long ld, int n, long long m, int* info, l
 #pragma unroll
         for (int e = 0; e < HALF; ++e) {
             const int k = column(e);
-            if (k < done && (!diag || k <= q)) entry(a, ld, upper, i, k) = r[e];
+            if (k < done && (!diag || k <= q)) {
+                entry(a, ld, upper, i, k) = r[e];
+                if (ldlt && !diag) store(w, ldw, i - n, k, r[e] * dval[k]);
+            }
         }
     }
+    if (ldlt && blockIdx.x == 0 && t < n) dvec[t] = dval[t];
 }
 
 template <typename T>
@@ -255,12 +304,22 @@ __device__ void potrf_impl(T* a, long long ld, long long n, int upper, int* info
 #define PANEL_ENTRY(name, T, upper)                                                                          \
     extern "C" __global__ void name(T* a, long long ld, long long n, long long m, int* info, long long offset, \
                                     unsigned int* arrivals) {                                                  \
-        potrf_panel<T, upper>(a, ld, (int)n, m, info, offset, arrivals);                                      \
+        potrf_panel<T, upper, false>(a, ld, (int)n, m, info, offset, arrivals, nullptr, 0, nullptr, T(0));    \
     }
 PANEL_ENTRY(potrf_panel_lower_f32, float, false)
 PANEL_ENTRY(potrf_panel_upper_f32, float, true)
 PANEL_ENTRY(potrf_panel_lower_f64, double, false)
 PANEL_ENTRY(potrf_panel_upper_f64, double, true)
+
+#define LDLT_ENTRY(name, T, upper)                                                                           \
+    extern "C" __global__ void name(T* a, long long ld, long long n, long long m, int* info, long long offset, \
+                                    unsigned int* arrivals, T* w, long long ldw, T* d, double tol) {           \
+        potrf_panel<T, upper, true>(a, ld, (int)n, m, info, offset, arrivals, w, ldw, d, (T)tol);             \
+    }
+LDLT_ENTRY(ldlt_panel_lower_f32, float, false)
+LDLT_ENTRY(ldlt_panel_upper_f32, float, true)
+LDLT_ENTRY(ldlt_panel_lower_f64, double, false)
+LDLT_ENTRY(ldlt_panel_upper_f64, double, true)
 
 extern "C" __global__ void potrf_f32(float* a, long long ld, long long n, int upper, int* info, long long offset) {
     potrf_impl(a, ld, n, upper, info, offset);

@@ -75,6 +75,9 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         // potrf_panel_{lower,upper}(a, ld, n, m, info, offset, arrivals)
         for triangle in ["lower", "upper"] {
             add("potrf.cu", format!("potrf_panel_{triangle}_{t}"), vec![P, I64, I64, I64, P, I64, P]);
+            // ldlt_panel_{lower,upper}(the same, w, ldw, d, tol)
+            let ldlt = vec![P, I64, I64, I64, P, I64, P, P, I64, P, "f64"];
+            add("potrf.cu", format!("ldlt_panel_{triangle}_{t}"), ldlt);
         }
         // householder(a, lda, m, k, t, ldt)
         add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64]);

@@ -10,11 +10,16 @@
 //!
 //! On the CPU (CI) the bitwise tests compare the CPU with itself; they
 //! matter with `GPUMAT_DEVICE=cuda`.
+//!
+//! The unpivoted leaf, `ldlt_panel`, is checked against its definition in
+//! FP64 on the host instead (the GPU's leaf orders its sums its own way),
+//! and the unpivoted blocked factorization in every storage.
 
 mod common;
 
 use common::{frobenius, rng};
 use gpumat::backend::{Backend, Block, BufferMut, Cpu, SymPanel, SymPivoting, Triangle, View, ViewMut};
+use gpumat::factor::ldlt::{LdltPivoting, factor_in_place};
 use gpumat::layout::{Rfp, Transr, Uplo};
 use gpumat::{LdltParams, Result, Scalar, Sym, with_backend};
 use rand::Rng;
@@ -310,4 +315,210 @@ fn the_blocked_factorization_reconstructs_a() {
             }
         }
     }
+}
+
+/// `ldlt_panel` on `be` for an `n`-wide, `m`-long `uplo` panel of `a`
+/// (its `block`), `W` in a block with an offset and a leading dimension
+/// past its rows; returns `a`, `W`'s buffer, `d` and `info` downloaded.
+#[allow(clippy::type_complexity)]
+fn leaf_on<B: Backend, T: Scalar>(
+    be: &B,
+    a: &[T],
+    (uplo, block): (Uplo, Block),
+    (n, m): (usize, usize),
+    (wblock, wlen): (Block, usize),
+    tol: f64,
+) -> Result<(Vec<T>, Vec<T>, Vec<T>, i32)> {
+    let mut buf = be.upload(a)?;
+    let mut w = be.upload(&vec![T::from_f64(f64::NAN); wlen])?;
+    let mut d = be.upload(&vec![T::from_f64(f64::NAN); n.max(1)])?;
+    let mut info = be.upload(&[0i32])?;
+    be.ldlt_panel(
+        uplo,
+        ViewMut::new(&mut buf, block)?,
+        ViewMut::new(&mut w, wblock)?,
+        ViewMut::dense(&mut d, n, 1)?,
+        ViewMut::dense(&mut info, 1, 1)?,
+        4,
+        tol,
+    )?;
+    let _ = m;
+    Ok((download(be, &buf, a.len())?, download(be, &w, wlen)?, download(be, &d, n.max(1))?, download(be, &info, 1)?[0]))
+}
+
+/// The leaf against its definition: `L·D·L₁₁ᵀ = A` on the panel's lower
+/// trapezoid within `c·n·u·‖A‖`, `d` the diagonal kept, `W = L₂₁·D` to the
+/// rounding of one product, every entry outside the trapezoid (and `W`'s
+/// block) untouched; a pivot below `tol` gives a zero column of `L` and
+/// its column in `info`.
+fn leaves<T: Scalar>() {
+    let mut r = rng(23);
+    let u = T::unit_roundoff();
+    for (n, m) in [(1, 1), (5, 5), (64, 64), (64, 200), (37, 300), (16, 1000), (3, 70)] {
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            for zero in [None, Some(2usize)] {
+                if zero.is_some_and(|z| z >= n) {
+                    continue;
+                }
+                // Entry (i, j) of L's trapezoid, i ≥ j, i < m, j < n.
+                let mut l = vec![0.0; m * n];
+                for j in 0..n {
+                    for i in j..m {
+                        // Diagonally dominant: every pivot near m + 1, above tol.
+                        l[i + j * m] = entry(&mut r, Kind::Dominant, m + 1, i, j);
+                        if zero.is_some_and(|z| i == z || j == z) {
+                            l[i + j * m] = 0.0;
+                        }
+                    }
+                }
+                let (rows, cols) = if uplo == Uplo::Lower { (m, n) } else { (n, m) };
+                let block = Block { offset: 3, rows, cols, ld: rows + 2 };
+                let at = |i: usize, j: usize| if uplo == Uplo::Lower { block.index(i, j) } else { block.index(j, i) };
+                let mut a = vec![T::from_f64(f64::NAN); block.end() + 2];
+                for j in 0..n {
+                    for i in j..m {
+                        a[at(i, j)] = T::from_f64(l[i + j * m]);
+                    }
+                }
+                let (wr, wc) = if uplo == Uplo::Lower { (m - n, n) } else { (n, m - n) };
+                let wblock = Block { offset: 1, rows: wr, cols: wc, ld: wr + 3 };
+                let wlen = wblock.end() + 2;
+                let tol = 0.5;
+                let what = format!("{} leaf {n}×{m} {uplo:?} zero {zero:?}", T::NAME);
+                let dev = common::device();
+                let (out, w, d, info) =
+                    with_backend!(dev, be => leaf_on(be, &a, (uplo, block), (n, m), (wblock, wlen), tol))
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(info, zero.map_or(0, |z| 4 + z as i32 + 1), "{what}: info");
+                let lf = |i: usize, j: usize| if i == j { 1.0 } else { out[at(i, j)].to_f64() };
+                let dv: Vec<f64> = d.iter().take(n).map(|x| x.to_f64()).collect();
+                let mut diff = 0.0f64;
+                let mut norm = 0.0f64;
+                for j in 0..n {
+                    assert_eq!(
+                        out[at(j, j)].to_f64().to_bits(),
+                        dv[j].to_bits(),
+                        "{what}: D({j}) kept on the diagonal"
+                    );
+                    for i in j..m {
+                        let x = out[at(i, j)].to_f64();
+                        assert!(x.is_finite(), "{what}: L({i},{j}) = {x}");
+                        if zero == Some(j) && i > j {
+                            assert_eq!(x, 0.0, "{what}: L({i},{j}) of the zero pivot's column");
+                        }
+                        let ldl: f64 = (0..=j).map(|k| lf(i, k) * dv[k] * lf(j, k)).sum();
+                        diff += (ldl - l[i + j * m]).powi(2);
+                        norm += l[i + j * m].powi(2);
+                    }
+                }
+                let err = diff.sqrt() / norm.sqrt();
+                assert!(err <= 30.0 * n as f64 * u, "{what}: ‖L·D·L₁₁ᵀ − A‖/‖A‖ = {err:e}");
+                let mut inside = vec![false; a.len()];
+                for j in 0..n {
+                    for i in j..m {
+                        inside[at(i, j)] = true;
+                    }
+                }
+                for (p, x) in a.iter().enumerate() {
+                    if !inside[p] {
+                        assert!(x.to_f64().is_nan() && out[p].to_f64().is_nan(), "{what}: entry {p} outside written");
+                    }
+                }
+                let mut covered = vec![false; w.len()];
+                for (k, &dk) in dv.iter().enumerate() {
+                    for i in n..m {
+                        let p = if uplo == Uplo::Lower { wblock.index(i - n, k) } else { wblock.index(k, i - n) };
+                        covered[p] = true;
+                        let (got, want) = (w[p].to_f64(), lf(i, k) * dk);
+                        assert!(
+                            (got - want).abs() <= 2.0 * u * want.abs(),
+                            "{what}: W({i},{k}) = {got} for L·D = {want}"
+                        );
+                    }
+                }
+                for (p, x) in w.iter().enumerate() {
+                    assert!(covered[p] || x.to_f64().is_nan(), "{what}: W's entry {p} outside its block written");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_unpivoted_leaf_is_its_definition() {
+    leaves::<f64>();
+    leaves::<f32>();
+}
+
+/// The unpivoted blocked factorization of a diagonally dominant matrix on
+/// the device, full storage and the eight RFP layouts (odd and even order),
+/// blocked small so that the look-ahead, the recursion and every leaf path
+/// run: ‖A − L·D·Lᵀ‖_F / ‖A‖_F ≤ 30·n·u, from the stored factor on the host.
+fn unpivoted_storages<B: Backend, T: Scalar>(be: &B) -> Result<()> {
+    let mut r = rng(29);
+    let params = LdltParams { block_size: 32, leaf_size: 8, update_tile: 12 };
+    for n in [150usize, 151] {
+        let mut lower = vec![0.0; n * n];
+        for j in 0..n {
+            for i in j..n {
+                lower[i + j * n] = entry(&mut r, Kind::Dominant, n, i, j);
+            }
+        }
+        let storages = [None].into_iter().chain(RFP_CASES.map(Some));
+        for storage in storages {
+            let (tri, len) = match storage {
+                None => {
+                    let block = Block { offset: 1, rows: n, cols: n, ld: n + 1 };
+                    (Triangle::full(Uplo::Lower, block)?, block.end())
+                }
+                Some((transr, uplo)) => {
+                    let rfp = Rfp::new(n, transr, uplo);
+                    (Triangle::rfp(rfp, 0), rfp.len())
+                }
+            };
+            let mut host = vec![T::ZERO; len];
+            for j in 0..n {
+                for i in j..n {
+                    host[tri.locate(i, j)] = T::from_f64(lower[i + j * n]);
+                }
+            }
+            let mut a = be.upload(&host)?;
+            let (mut ipiv, mut d, mut e) = (be.alloc::<i32>(n)?, be.alloc::<T>(n)?, be.alloc::<T>(n)?);
+            let zero = factor_in_place(
+                be,
+                &tri,
+                &BufferMut::new(&mut a),
+                ViewMut::dense(&mut ipiv, n, 1)?,
+                ViewMut::dense(&mut d, n, 1)?,
+                ViewMut::dense(&mut e, n, 1)?,
+                LdltPivoting::None { tol: 1.0 },
+                params,
+            )?;
+            let what = format!("{} n={n} {storage:?}", T::NAME);
+            assert_eq!(zero, None, "{what}: a zero pivot");
+            let out = download(be, &a, len)?;
+            let dv: Vec<f64> = download(be, &d, n)?.iter().map(|x| x.to_f64()).collect();
+            let l = |i: usize, j: usize| if i == j { 1.0 } else { out[tri.locate(i, j)].to_f64() };
+            let (mut diff, mut norm) = (0.0f64, 0.0f64);
+            for j in 0..n {
+                assert_eq!(out[tri.locate(j, j)].to_f64(), dv[j], "{what}: D({j}) on the diagonal");
+                for i in j..n {
+                    let ldl: f64 = (0..=j).map(|k| l(i, k) * dv[k] * l(j, k)).sum();
+                    let w = if i == j { 1.0 } else { 2.0 };
+                    diff += w * (ldl - lower[i + j * n]).powi(2);
+                    norm += w * lower[i + j * n].powi(2);
+                }
+            }
+            let err = diff.sqrt() / norm.sqrt();
+            assert!(err <= 30.0 * n as f64 * T::unit_roundoff(), "{what}: ‖A − L·D·Lᵀ‖_F/‖A‖_F = {err:e}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_unpivoted_factorization_in_every_storage() {
+    let dev = common::device();
+    with_backend!(dev, be => unpivoted_storages::<_, f64>(be)).unwrap();
+    with_backend!(dev, be => unpivoted_storages::<_, f32>(be)).unwrap();
 }

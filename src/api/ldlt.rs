@@ -58,7 +58,8 @@ impl<T: Scalar> Sym<T> {
     /// [`ldlt_unpivoted`](Self::ldlt_unpivoted) with explicit tuning.
     pub fn ldlt_with(&self, pivoted: bool, params: LdltParams) -> Result<Ldlt<T>> {
         let rfp = (self.storage() == SymStorage::Rfp).then(|| self.rfp_layout());
-        Ldlt::factor_owned(self.n(), self.factorable_copy()?, rfp, pivoted, params, self.one_norm()?)
+        let (data, norm) = self.factorable_copy_and_norm()?;
+        Ldlt::factor_owned(self.n(), data, rfp, pivoted, params, norm)
     }
 }
 

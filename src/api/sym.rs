@@ -163,6 +163,28 @@ impl<T: Scalar> Sym<T> {
         Ok(data)
     }
 
+    /// [`factorable_copy`](Self::factorable_copy) and `‖A‖₁` (as
+    /// [`one_norm`](Self::one_norm)). In full storage the norm is taken from
+    /// the copy itself, made symmetric for the purpose and its upper part
+    /// zeroed after: no second `n × n` array.
+    pub(crate) fn factorable_copy_and_norm(&self) -> Result<(Matrix<T>, f64)> {
+        if self.storage == SymStorage::Rfp {
+            return Ok((self.factorable_copy()?, self.one_norm()?));
+        }
+        let mut data = self.data.try_clone()?;
+        let norm = with_backend!(self.device(), be => {
+            be.symmetrize(Uplo::Lower, data.view_mut()?)?;
+            if let Some((i, j)) = be.find_non_finite(data.view()?)? {
+                let value = data.entry(i, j)?.to_f64();
+                return Err(Error::NonFinite { what: "A".into(), row: i.max(j) + 1, col: i.min(j) + 1, value });
+            }
+            let norm = be.norm(Norm::One, data.view()?)?.to_f64();
+            be.fill_strict_triangle(Uplo::Upper, T::ZERO, data.view_mut()?)?;
+            norm
+        });
+        Ok((data, norm))
+    }
+
     /// `A + α·I`, in the same storage.
     pub fn shifted(&self, alpha: f64) -> Result<Self> {
         let mut data = self.data.try_clone()?;

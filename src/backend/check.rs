@@ -148,6 +148,45 @@ pub fn potrf_panel<B: Backend, T: Elem>(uplo: Uplo, a: &ViewMut<'_, B, T>, info:
     Ok(())
 }
 
+/// A panel for `ldlt_panel`, as for `potrf_panel`, with `W` shaped as the
+/// rows below the diagonal block (transposed for `Upper`) and `d` a vector
+/// of its width. Returns `(n, m)`: the panel's width and length.
+pub fn ldlt_panel<B: Backend, T: Elem>(
+    uplo: Uplo,
+    a: &ViewMut<'_, B, T>,
+    w: &ViewMut<'_, B, T>,
+    d: &ViewMut<'_, B, T>,
+    info: &ViewMut<'_, B, i32>,
+) -> Result<(usize, usize)> {
+    potrf_panel(uplo, a, info)?;
+    let (n, m) = match uplo {
+        Uplo::Lower => (a.cols(), a.rows()),
+        Uplo::Upper => (a.rows(), a.cols()),
+    };
+    let below = if uplo == Uplo::Lower { (m - n, n) } else { (n, m - n) };
+    if (w.rows(), w.cols()) != below {
+        return Err(Error::dims(
+            "ldlt_panel",
+            format!(
+                "W must be {}×{} for a {}×{} {uplo:?} panel, is {}×{}",
+                below.0,
+                below.1,
+                a.rows(),
+                a.cols(),
+                w.rows(),
+                w.cols()
+            ),
+        ));
+    }
+    if n > 0 && d.block().vector_len() != Some(n) {
+        return Err(Error::dims(
+            "ldlt_panel",
+            format!("d must be a vector of {n} entries, is {}×{}", d.rows(), d.cols()),
+        ));
+    }
+    Ok((n, m))
+}
+
 /// A vector block of `len` entries used as a diagonal scaling.
 pub fn scaling<B: Backend, T: Elem>(
     op: &'static str,

@@ -458,6 +458,29 @@ pub trait Backend: Sized + Send + Sync + 'static {
         pivoting: SymPivoting,
     ) -> Result<()>;
 
+    /// LDLᵀ without pivoting of a panel of the `uplo` triangle, as
+    /// [`Backend::potrf_panel`] is Cholesky's: the `n × n` diagonal block at
+    /// the top of `a` (`Lower`: `m × n`; `Upper`: `n × m`, holding `Lᵀ`)
+    /// becomes `L₁₁` (unit, not stored) below its diagonal and `D` on it,
+    /// and the rest of the panel `L₂₁ = A₂₁·L₁₁⁻ᵀ·D⁻¹`. `d` (`n` entries)
+    /// receives `D`, and `w` (`(m − n) × n`, or its transpose for `Upper`)
+    /// receives `W₂₁ = L₂₁·D` for the trailing updates `C −= L·Wᵀ`.
+    ///
+    /// A pivot of magnitude `≤ tol`, or not finite, is not divided by: its
+    /// column of `L` is zero, and `info`, if still 0, becomes its 1-based
+    /// column counted from `offset`. The factorization goes on.
+    #[allow(clippy::too_many_arguments)]
+    fn ldlt_panel<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Self, T>,
+        w: ViewMut<'_, Self, T>,
+        d: ViewMut<'_, Self, T>,
+        info: ViewMut<'_, Self, i32>,
+        offset: usize,
+        tol: f64,
+    ) -> Result<()>;
+
     /// `B := D⁻¹·B` for the block diagonal `D` of an LDLᵀ factorization:
     /// `d` its diagonal and `e` its subdiagonal (vector blocks of `B.rows`
     /// entries; `e[j] ≠ 0` marks the 2×2 block at rows `j, j + 1`). 2×2

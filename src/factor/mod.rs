@@ -12,5 +12,7 @@ pub mod ldlt;
 pub mod lu;
 // Householder QR.
 pub mod qr;
+// The blocked loop of Cholesky and unpivoted LDLᵀ.
+pub(crate) mod symmetric;
 // Solves with a lower triangle in full or RFP storage.
 pub mod triangular;

@@ -9,7 +9,10 @@
 //! with one level-3 product `L·Wᵀ`.
 
 use super::Cpu;
-use crate::backend::{Block, BufferMut, SymPanel, SymPivoting, Triangle, View, ViewMut, check};
+use crate::backend::{
+    Backend, Block, BufferMut, Diag, Op, Side, SymPanel, SymPivoting, Triangle, View, ViewMut, check,
+};
+use crate::layout::Uplo;
 use crate::{Result, Scalar};
 
 /// Bunch and Kaufman's `α = (1 + √17)/8`, which minimizes the bound on the
@@ -257,6 +260,81 @@ pub(super) fn sytrf_panel<T: Scalar>(
         info.set(0, (c + 1) as i32);
     }
     Ok(())
+}
+
+/// The unpivoted panel: the diagonal block right-looking entry by entry,
+/// the rows below by a unit triangular solve and two scalings (`L₂₁`, then
+/// `W₂₁ = L₂₁·D` from it, so that `W` is the product of the stored factors).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ldlt_panel<T: Scalar>(
+    cpu: &Cpu,
+    uplo: Uplo,
+    mut a: ViewMut<'_, Cpu, T>,
+    w: ViewMut<'_, Cpu, T>,
+    d: ViewMut<'_, Cpu, T>,
+    info: ViewMut<'_, Cpu, i32>,
+    offset: usize,
+    tol: f64,
+) -> Result<()> {
+    let (n, m) = check::ldlt_panel(uplo, &a, &w, &d, &info)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let upper = uplo == Uplo::Upper;
+    let p = Cols::of(a.rb_mut());
+    // Entry (i, j) of the panel's L, wherever its orientation puts it.
+    let (get, set) = (
+        |i: usize, j: usize| if upper { p.get(j, i) } else { p.get(i, j) },
+        |i: usize, j: usize, x: T| if upper { p.set(j, i, x) } else { p.set(i, j, x) },
+    );
+    let (dv, status) = (Vector::of(d), Vector::of(info));
+    let mut inverse = vec![T::ZERO; n];
+    // W(·, j): column j as the earlier columns left it, before the scaling.
+    let mut wj = vec![T::ZERO; n];
+    for (j, inv) in inverse.iter_mut().enumerate() {
+        let dj = get(j, j);
+        dv.set(j, dj);
+        *inv = if dj.abs().to_f64() > tol && dj.is_finite() {
+            T::ONE / dj
+        } else {
+            if status.get(0) == 0 {
+                status.set(0, i32::try_from(offset + j + 1).unwrap_or(i32::MAX));
+            }
+            T::ZERO
+        };
+        for (i, x) in wj.iter_mut().enumerate().skip(j + 1) {
+            *x = get(i, j);
+            set(i, j, *x * *inv);
+        }
+        for (c, &y) in wj.iter().enumerate().skip(j + 1) {
+            if y != T::ZERO {
+                for i in c..n {
+                    set(i, c, get(i, c) - get(i, j) * y);
+                }
+            }
+        }
+    }
+    if m == n {
+        return Ok(());
+    }
+    let one = T::ONE;
+    let (diagonal, scale) = (cpu.upload(&(0..n).map(|j| get(j, j)).collect::<Vec<_>>())?, cpu.upload(&inverse)?);
+    let (diagonal, scale) = (View::dense(&diagonal, n, 1)?, View::dense(&scale, n, 1)?);
+    let mut w = w;
+    if upper {
+        let (l11, mut l21) = a.split_at_col(n)?;
+        // L₂₁ᵀ = D⁻¹·L₁₁⁻¹·A₂₁ᵀ, then W₂₁ᵀ = D·L₂₁ᵀ.
+        cpu.trsm(Side::Left, Uplo::Upper, Op::Trans, Diag::Unit, one, l11.rb(), l21.rb_mut())?;
+        cpu.scale_rows(scale, l21.rb_mut())?;
+        cpu.copy(l21.rb(), w.rb_mut())?;
+        cpu.scale_rows(diagonal, w)
+    } else {
+        let (l11, mut l21) = a.split_at_row(n)?;
+        cpu.trsm(Side::Right, Uplo::Lower, Op::Trans, Diag::Unit, one, l11.rb(), l21.rb_mut())?;
+        cpu.scale_cols(l21.rb_mut(), scale)?;
+        cpu.copy(l21.rb(), w.rb_mut())?;
+        cpu.scale_cols(w, diagonal)
+    }
 }
 
 pub(super) fn block_diagonal_solve<T: Scalar>(

@@ -669,6 +669,19 @@ impl Backend for Cpu {
         ldlt::sytrf_panel(a, tri, k, panel, pivoting)
     }
 
+    fn ldlt_panel<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Cpu, T>,
+        w: ViewMut<'_, Cpu, T>,
+        d: ViewMut<'_, Cpu, T>,
+        info: ViewMut<'_, Cpu, i32>,
+        offset: usize,
+        tol: f64,
+    ) -> Result<()> {
+        ldlt::ldlt_panel(self, uplo, a, w, d, info, offset, tol)
+    }
+
     fn block_diagonal_solve<T: Scalar>(
         &self,
         d: View<'_, Cpu, T>,

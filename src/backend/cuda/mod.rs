@@ -389,7 +389,7 @@ impl Backend for Cuda {
         if a.rows() <= POTRF_LEAF {
             // The blocked algorithm's leaves: a panel with nothing below.
             let n = a.rows();
-            return self.potrf_leaf_panel(uplo, a, info, offset, n, n);
+            return self.leaf_panel(uplo, a, info, offset, (n, n), None);
         }
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
         let upper = Arg::I32((uplo == Uplo::Upper) as i32);
@@ -415,7 +415,7 @@ impl Backend for Cuda {
         if width > POTRF_LEAF {
             return crate::backend::potrf_panel_by_blocks(self, uplo, a, info, offset);
         }
-        self.potrf_leaf_panel(uplo, a, info, offset, width, len)
+        self.leaf_panel(uplo, a, info, offset, (width, len), None)
     }
 
     fn scale_rows<T: Scalar>(&self, d: View<'_, Cuda, T>, a: ViewMut<'_, Cuda, T>) -> Result<()> {
@@ -506,6 +506,29 @@ impl Backend for Cuda {
         pivoting: SymPivoting,
     ) -> Result<()> {
         self.ldlt_sytrf_panel(a, tri, k, panel, pivoting)
+    }
+
+    fn ldlt_panel<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: ViewMut<'_, Cuda, T>,
+        w: ViewMut<'_, Cuda, T>,
+        d: ViewMut<'_, Cuda, T>,
+        info: ViewMut<'_, Cuda, i32>,
+        offset: usize,
+        tol: f64,
+    ) -> Result<()> {
+        let (width, len) = check::ldlt_panel(uplo, &a, &w, &d, &info)?;
+        if width == 0 {
+            return Ok(());
+        }
+        if width > POTRF_LEAF {
+            return Err(Error::dims(
+                "ldlt_panel",
+                format!("a panel of {width} columns: the GPU's leaf takes at most {POTRF_LEAF}"),
+            ));
+        }
+        self.leaf_panel(uplo, a, info, offset, (width, len), Some((w, d, tol)))
     }
 
     fn block_diagonal_solve<T: Scalar>(

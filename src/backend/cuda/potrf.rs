@@ -1,6 +1,7 @@
-//! Cholesky's leaves on the GPU (`kernels/potrf.cu`): a panel at most
-//! [`POTRF_LEAF`] wide factored in one launch, a block per `POTRF_LEAF` rows
-//! below its diagonal block, two threads per row holding it in registers.
+//! Cholesky's and unpivoted LDLᵀ's leaves on the GPU (`kernels/potrf.cu`):
+//! a panel at most [`POTRF_LEAF`] wide factored in one launch, a block per
+//! `POTRF_LEAF` rows below its diagonal block, two threads per row holding
+//! it in registers.
 
 use std::sync::OnceLock;
 
@@ -23,18 +24,22 @@ pub(super) struct State {
     arrivals: OnceLock<CudaSlice<u32>>,
 }
 
+/// What `ldlt_panel` adds to a leaf: `W`, `D` and the pivot tolerance.
+pub(super) type LdltLeaf<'a, T> = (ViewMut<'a, Cuda, T>, ViewMut<'a, Cuda, T>, f64);
+
 impl Cuda {
-    /// `potrf_panel` on a panel `width <= POTRF_LEAF` wide and `len` long,
-    /// in one launch: a block per `POTRF_LEAF` rows below the diagonal block,
-    /// two threads per row and per row of the diagonal block.
-    pub(super) fn potrf_leaf_panel<T: Scalar>(
+    /// `potrf_panel`, or with `ldlt = Some((w, d, tol))` `ldlt_panel`, on a
+    /// panel `width <= POTRF_LEAF` wide and `len` long, in one launch: a
+    /// block per `POTRF_LEAF` rows below the diagonal block, two threads per
+    /// row and per row of the diagonal block.
+    pub(super) fn leaf_panel<T: Scalar>(
         &self,
         uplo: Uplo,
         a: ViewMut<'_, Cuda, T>,
         info: ViewMut<'_, Cuda, i32>,
         offset: usize,
-        width: usize,
-        len: usize,
+        (width, len): (usize, usize),
+        ldlt: Option<LdltLeaf<'_, T>>,
     ) -> Result<()> {
         let arrivals = match self.potrf.arrivals.get() {
             Some(c) => c,
@@ -50,8 +55,17 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         let (counter, _) = arrivals.device_ptr(&self.stream);
-        let args = [ptr_mut(&a), n(a.block().ld), n(width), n(len), ptr_mut(&info), n(offset), Arg::Ptr(counter)];
+        let mut args =
+            vec![ptr_mut(&a), n(a.block().ld), n(width), n(len), ptr_mut(&info), n(offset), Arg::Ptr(counter)];
         let triangle = if uplo == Uplo::Upper { "upper" } else { "lower" };
-        self.launch("potrf", &format!("potrf_panel_{triangle}_{}", T::NAME), cfg, &args)
+        let kind = match &ldlt {
+            None => "potrf",
+            Some((w, d, tol)) => {
+                // W is empty when nothing lies below the diagonal block.
+                args.extend([ptr_mut(w), n(w.block().ld.max(1)), ptr_mut(d), Arg::F64(*tol)]);
+                "ldlt"
+            }
+        };
+        self.launch("potrf", &format!("{kind}_panel_{triangle}_{}", T::NAME), cfg, &args)
     }
 }

@@ -46,7 +46,7 @@ use std::cell::RefCell;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Block, BufferMut, DeviceBuffer, Norm, Triangle, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
-use gpumat::factor::ldlt::{self, LdltParams, LdltPivoting};
+use gpumat::factor::ldlt::{self, LdltParams, LdltPivoting, LdltWorkspace};
 use gpumat::layout::Uplo;
 use gpumat::{Error, Result, Scalar};
 use serde_json::{Value, json};
@@ -80,18 +80,20 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
 /// Views of the interchanges, `D`'s diagonal and its subdiagonal.
 type PivotViews<'a, T> = (View<'a, Cuda, i32>, View<'a, Cuda, T>, View<'a, Cuda, T>);
 
-/// gpumat's interchanges and `D` of one factorization, and the first zero
-/// pivot it reported.
+/// gpumat's interchanges and `D` of one factorization, the first zero
+/// pivot it reported, and its workspace, kept from run to run as a caller
+/// that factors repeatedly keeps it (as Cholesky's runs reuse their memory).
 struct Pivots<T: Scalar> {
     ipiv: CudaBuffer<i32>,
     d: CudaBuffer<T>,
     e: CudaBuffer<T>,
     zero: Option<usize>,
+    workspace: Option<LdltWorkspace<Cuda, T>>,
 }
 
 impl<T: Scalar> Pivots<T> {
     fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        Ok(Pivots { ipiv: cuda.alloc(n)?, d: cuda.alloc(n)?, e: cuda.alloc(n)?, zero: None })
+        Ok(Pivots { ipiv: cuda.alloc(n)?, d: cuda.alloc(n)?, e: cuda.alloc(n)?, zero: None, workspace: None })
     }
 
     fn views(&self) -> Result<PivotViews<'_, T>> {
@@ -123,7 +125,11 @@ fn ldlt_in_place<T: Scalar>(
     let n = tri.cols;
     let (ipiv, d, e) =
         (ViewMut::dense(&mut p.ipiv, n, 1)?, ViewMut::dense(&mut p.d, n, 1)?, ViewMut::dense(&mut p.e, n, 1)?);
-    p.zero = ldlt::factor_in_place(cuda, tri, &BufferMut::new(a), ipiv, d, e, pivoting, params)?;
+    let ws = match &mut p.workspace {
+        Some(ws) => ws,
+        None => p.workspace.insert(LdltWorkspace::new(cuda, n, params)?),
+    };
+    p.zero = ldlt::factor_in_place_with(cuda, tri, &BufferMut::new(a), (ipiv, d, e), pivoting, ws)?;
     Ok(())
 }
 

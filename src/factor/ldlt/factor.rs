@@ -52,7 +52,7 @@ pub struct LdltParams {
     /// factored recursively before the trailing update, as Cholesky's.
     pub block_size: usize,
     /// Without pivoting, the order of the diagonal blocks at the bottom of
-    /// the recursion (unused with pivoting).
+    /// the recursion, at most 64 (unused with pivoting).
     pub leaf_size: usize,
     /// Symmetric updates go by block columns of this width: `syrkx` on
     /// each diagonal tile, `gemm` below it.
@@ -73,6 +73,38 @@ impl LdltParams {
     }
 }
 
+/// The device memory of an LDLᵀ factorization of order `n` besides the
+/// matrix and its outputs: two dense block columns (pivoted, a panel's `L`
+/// and `W`; unpivoted, the `W`s of two consecutive block columns), a
+/// leaf's scratch and the status words. A caller that factors repeatedly
+/// keeps one: the GPU then replays its recording of an unpivoted
+/// factorization of the same memory instead of enqueuing it call by call.
+pub struct LdltWorkspace<B: Backend, T: Scalar> {
+    n: usize,
+    params: LdltParams,
+    l: B::Buffer<T>,
+    w: B::Buffer<T>,
+    leaf: B::Buffer<T>,
+    diagonal: B::Buffer<T>,
+    info: B::Buffer<i32>,
+}
+
+impl<B: Backend, T: Scalar> LdltWorkspace<B, T> {
+    pub fn new(be: &B, n: usize, params: LdltParams) -> Result<Self> {
+        let nb = params.block_size.clamp(1, n.max(1));
+        let (cols, leaf) = ((nb + 1).min(n.max(1)), params.leaf_size.clamp(1, unpivoted::LEAF).min(nb));
+        Ok(LdltWorkspace {
+            n,
+            params,
+            l: be.alloc(n * cols)?,
+            w: be.alloc(n * cols)?,
+            leaf: be.alloc(leaf * leaf)?,
+            diagonal: be.alloc(n.max(1))?,
+            info: be.alloc(2)?,
+        })
+    }
+}
+
 /// Factors the symmetric matrix whose lower triangle `tri` locates in `a`,
 /// in place: `L` strictly below the diagonal (with 0 at `(j + 1, j)` of
 /// each 2×2 block), `D`'s diagonal on it. `ipiv`, `d` and `e` (vectors of
@@ -90,33 +122,59 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     be: &B,
     tri: &Triangle,
     a: &BufferMut<'_, B, T>,
-    mut ipiv: ViewMut<'_, B, i32>,
-    mut d: ViewMut<'_, B, T>,
-    mut e: ViewMut<'_, B, T>,
+    ipiv: ViewMut<'_, B, i32>,
+    d: ViewMut<'_, B, T>,
+    e: ViewMut<'_, B, T>,
     pivoting: LdltPivoting,
     params: LdltParams,
 ) -> Result<Option<usize>> {
+    let mut ws = LdltWorkspace::new(be, tri.cols, params)?;
+    factor_in_place_with(be, tri, a, (ipiv, d, e), pivoting, &mut ws)
+}
+
+/// [`factor_in_place`] in the caller's workspace, whose order must be the
+/// matrix's; the blocking is the workspace's.
+pub fn factor_in_place_with<B: Backend, T: Scalar>(
+    be: &B,
+    tri: &Triangle,
+    a: &BufferMut<'_, B, T>,
+    (mut ipiv, mut d, mut e): (ViewMut<'_, B, i32>, ViewMut<'_, B, T>, ViewMut<'_, B, T>),
+    pivoting: LdltPivoting,
+    ws: &mut LdltWorkspace<B, T>,
+) -> Result<Option<usize>> {
     let n = tri.cols;
+    if ws.n != n {
+        return Err(Error::dims("ldlt", format!("a workspace of order {} for a matrix of order {n}", ws.n)));
+    }
     if n == 0 {
         return Ok(None);
     }
+    let params = ws.params;
     if let LdltPivoting::None { tol } = pivoting {
         let rows: Vec<i32> = (1..=n).map(|i| i32::try_from(i).unwrap_or(i32::MAX)).collect();
         be.copy(View::dense(&be.upload(&rows)?, n, 1)?, ipiv)?;
         be.fill(e, T::ZERO)?;
-        unpivoted::factor(be, tri, a, &mut d, tol, (params.block_size, params.leaf_size, params.update_tile))?;
+        let blocking = CholeskyParams {
+            block_size: params.block_size,
+            leaf_size: params.leaf_size,
+            update_tile: params.update_tile,
+        };
+        let work = unpivoted::Work {
+            w: [BufferMut::new(&mut ws.l), BufferMut::new(&mut ws.w)],
+            leaf: BufferMut::new(&mut ws.leaf),
+            info: ViewMut::new(&mut ws.info, Block::dense(1, 1))?,
+        };
+        unpivoted::factor(be, tri, a, &mut d, tol, blocking, work)?;
         let mut host = vec![T::ZERO; n];
-        let mut diagonal = be.alloc::<T>(n)?;
-        be.copy(d.rb(), ViewMut::dense(&mut diagonal, n, 1)?)?;
-        be.download(&diagonal, &mut host)?;
+        be.copy(d.rb(), ViewMut::dense(&mut ws.diagonal, n, 1)?)?;
+        be.download(&ws.diagonal, &mut host)?;
         // The panel's own test: not above tol, NaN included.
         let zero = host.iter().position(|x| x.abs().to_f64().partial_cmp(&tol) != Some(std::cmp::Ordering::Greater));
         return Ok(zero.map(|j| j + 1));
     }
     let nb = params.block_size.clamp(1, n);
-    let width = (nb + 1).min(n);
-    let (mut l, mut w) = (be.alloc::<T>(n * width)?, be.alloc::<T>(n * width)?);
-    let mut info = be.upload(&[0i32, 0])?;
+    let (l, w, info) = (&mut ws.l, &mut ws.w, &mut ws.info);
+    be.fill(ViewMut::dense(info, 2, 1)?, 0)?;
     let mut k = 0;
     while k < n {
         let nbk = nb.min(n - k);
@@ -127,17 +185,17 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
             k,
             SymPanel {
                 nb: nbk,
-                l: ViewMut::new(&mut l, panel)?,
-                w: ViewMut::new(&mut w, panel)?,
+                l: ViewMut::new(l, panel)?,
+                w: ViewMut::new(w, panel)?,
                 ipiv: ipiv.rb_mut(),
                 d: d.rb_mut(),
                 e: e.rb_mut(),
-                info: ViewMut::dense(&mut info, 2, 1)?,
+                info: ViewMut::dense(info, 2, 1)?,
             },
             pivoting.panel(),
         )?;
         let mut status = [0i32; 2];
-        be.download(&info, &mut status)?;
+        be.download(info, &mut status)?;
         let jb = usize::try_from(status[1]).unwrap_or(0);
         if jb < nbk || jb > nbk + 1 || k + jb > n {
             return Err(Error::InvalidArgument(format!(
@@ -148,12 +206,12 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
         let k2 = k + jb;
         if k2 < n {
             let rows = Block { offset: jb, rows: n - k2, cols: jb, ld: n };
-            update_columns(be, tri, a, (View::new(&l, rows)?, View::new(&w, rows)?), k2, (k2, n), params.update_tile)?;
+            update_columns(be, tri, a, (View::new(l, rows)?, View::new(w, rows)?), k2, (k2, n), params.update_tile)?;
         }
         k = k2;
     }
     let mut status = [0i32; 2];
-    be.download(&info, &mut status)?;
+    be.download(info, &mut status)?;
     Ok(usize::try_from(status[0]).ok().filter(|&c| c > 0))
 }
 

@@ -16,6 +16,6 @@ mod unpivoted;
 
 pub use condition::rcond;
 pub use diagonal::{BlockDiagonal, Inertia};
-pub use factor::{LdltParams, LdltPivoting, factor_in_place};
+pub use factor::{LdltParams, LdltPivoting, LdltWorkspace, factor_in_place, factor_in_place_with};
 pub use reconstruct::reconstruct;
 pub use solve::solve_in_place;
