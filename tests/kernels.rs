@@ -79,6 +79,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             let ldlt = vec![P, I64, I64, I64, P, I64, P, P, I64, P, "f64"];
             add("potrf.cu", format!("ldlt_panel_{triangle}_{t}"), ldlt);
         }
+        // tridiagonal(dl, ldl, d, ldd, du, ldu, b, ldb, m, count, rows, pivoting, info)
+        add("tridiagonal.cu", format!("tridiagonal_{t}"), vec![P, I64, P, I64, P, I64, P, I64, I64, I64, I32, I32, P]);
         // householder(a, lda, m, k, t, ldt)
         add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64]);
     }

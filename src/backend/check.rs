@@ -3,7 +3,7 @@
 //! bad call is the same `Err` on the CPU and on the GPU.
 
 use super::region::{Region, Shape, check_disjoint};
-use super::{Backend, BufferMut, Op, Side, SymPanel, Triangle, View, ViewMut};
+use super::{Backend, BufferMut, Op, Side, SymPanel, SystemLayout, Triangle, View, ViewMut};
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
@@ -185,6 +185,46 @@ pub fn ldlt_panel<B: Backend, T: Elem>(
         ));
     }
     Ok((n, m))
+}
+
+/// A batch of tridiagonal systems: `dl`, `d`, `du` and `b` of one shape,
+/// `info` a vector of one entry per system. Returns `(m, count)`.
+pub fn tridiagonal<B: Backend, T: Elem>(
+    layout: SystemLayout,
+    dl: &ViewMut<'_, B, T>,
+    d: &ViewMut<'_, B, T>,
+    du: &ViewMut<'_, B, T>,
+    b: &ViewMut<'_, B, T>,
+    info: &ViewMut<'_, B, i32>,
+) -> Result<(usize, usize)> {
+    let shape = (d.rows(), d.cols());
+    for (name, x) in [("dl", dl), ("du", du), ("b", b)] {
+        if (x.rows(), x.cols()) != shape {
+            return Err(Error::dims(
+                "tridiagonal_solve",
+                format!("{name} is {}×{} but d is {}×{}", x.rows(), x.cols(), shape.0, shape.1),
+            ));
+        }
+    }
+    let (m, count) = match layout {
+        SystemLayout::Columns => shape,
+        SystemLayout::Rows => (shape.1, shape.0),
+    };
+    if count > 0 && info.block().vector_len() != Some(count) {
+        return Err(Error::dims(
+            "tridiagonal_solve",
+            format!("info must be a vector of {count} entries (one per system), is {}×{}", info.rows(), info.cols()),
+        ));
+    }
+    if i32::try_from(m).is_err() {
+        return Err(Error::dims("tridiagonal_solve", format!("systems of order {m}, past 32-bit row numbers")));
+    }
+    // All four are written: no two may share an entry.
+    let all = [dl, d, du, b].map(|x| region_mut(x, Shape::Full));
+    for (k, r) in all.iter().enumerate() {
+        check_disjoint("tridiagonal_solve", *r, &all[k + 1..])?;
+    }
+    Ok((m, count))
 }
 
 /// A vector block of `len` entries used as a diagonal scaling.

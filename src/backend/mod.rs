@@ -97,6 +97,15 @@ pub enum Diag {
     Unit,
 }
 
+/// How a batch of systems lies in a block: one system per column (entry
+/// `i` of system `s` at `(i, s)`), or one per row (at `(s, i)`), as the
+/// lines of a grid in one direction or the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SystemLayout {
+    Columns,
+    Rows,
+}
+
 /// Matrix norms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Norm {
@@ -479,6 +488,29 @@ pub trait Backend: Sized + Send + Sync + 'static {
         info: ViewMut<'_, Self, i32>,
         offset: usize,
         tol: f64,
+    ) -> Result<()>;
+
+    /// Solves independent tridiagonal systems `T_s·x_s = b_s` of order `m`,
+    /// one per column of the blocks (`SystemLayout::Columns`, `m × count`)
+    /// or per row (`Rows`, `count × m`); the four blocks have one shape.
+    /// `dl` holds the subdiagonals (entry `i` is `T(i, i − 1)`; entry 0 is
+    /// not read), `d` the diagonals and `du` the superdiagonals (`T(i, i +
+    /// 1)`; entry `m − 1` is not read). Without `pivoting` (Thomas's
+    /// elimination) for diagonally dominant and symmetric positive definite
+    /// systems; with it, partial pivoting as LAPACK's `dgtsv`, for any. `b`
+    /// becomes `x`; `dl`, `d`, `du` are overwritten.
+    ///
+    /// `info` (a vector of `count` entries) receives each system's status:
+    /// 0; `k > 0` when the pivot of row `k − 1` is zero or not finite (that
+    /// system's `x` is NaN, the others are solved); `−k` when `x(k − 1)` came
+    /// out not finite (NaN or infinity in `b`, or overflow).
+    fn tridiagonal_solve<T: Scalar>(
+        &self,
+        layout: SystemLayout,
+        pivoting: bool,
+        tridiagonal: (ViewMut<'_, Self, T>, ViewMut<'_, Self, T>, ViewMut<'_, Self, T>),
+        b: ViewMut<'_, Self, T>,
+        info: ViewMut<'_, Self, i32>,
     ) -> Result<()>;
 
     /// `B := D⁻¹·B` for the block diagonal `D` of an LDLᵀ factorization:

@@ -6,6 +6,7 @@ mod lu;
 mod memory;
 mod residual;
 mod scaled_gram;
+mod tridiagonal;
 
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
@@ -19,8 +20,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular,
-    View, ViewMut, check,
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, SystemLayout, Triangle,
+    Triangular, View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -680,6 +681,17 @@ impl Backend for Cpu {
         tol: f64,
     ) -> Result<()> {
         ldlt::ldlt_panel(self, uplo, a, w, d, info, offset, tol)
+    }
+
+    fn tridiagonal_solve<T: Scalar>(
+        &self,
+        layout: SystemLayout,
+        pivoting: bool,
+        (dl, d, du): (ViewMut<'_, Cpu, T>, ViewMut<'_, Cpu, T>, ViewMut<'_, Cpu, T>),
+        b: ViewMut<'_, Cpu, T>,
+        info: ViewMut<'_, Cpu, i32>,
+    ) -> Result<()> {
+        tridiagonal::tridiagonal_solve(layout, pivoting, dl, d, du, b, info)
     }
 
     fn block_diagonal_solve<T: Scalar>(

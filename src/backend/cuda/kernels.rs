@@ -57,6 +57,8 @@ pub const SOURCES: &[Source] = &[
     // Mixed precision weighted least squares.
     Source { name: "split.cu", code: include_str!("../../../kernels/split.cu") },
     Source { name: "residual.cu", code: include_str!("../../../kernels/residual.cu") },
+    // Batched tridiagonal solves.
+    Source { name: "tridiagonal.cu", code: include_str!("../../../kernels/tridiagonal.cu") },
 ];
 
 /// Every header, embedded at build time and given to NVRTC with each source.

@@ -31,6 +31,7 @@ mod reduce;
 mod residual;
 pub mod scaled_gram;
 mod transfer;
+mod tridiagonal;
 mod trsm;
 pub mod vendor;
 
@@ -45,8 +46,8 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, Triangle, Triangular,
-    Tuning, View, ViewMut, check,
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, SystemLayout, Triangle,
+    Triangular, Tuning, View, ViewMut, check,
 };
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
@@ -529,6 +530,17 @@ impl Backend for Cuda {
             ));
         }
         self.leaf_panel(uplo, a, info, offset, (width, len), Some((w, d, tol)))
+    }
+
+    fn tridiagonal_solve<T: Scalar>(
+        &self,
+        layout: SystemLayout,
+        pivoting: bool,
+        tridiagonal: (ViewMut<'_, Cuda, T>, ViewMut<'_, Cuda, T>, ViewMut<'_, Cuda, T>),
+        b: ViewMut<'_, Cuda, T>,
+        info: ViewMut<'_, Cuda, i32>,
+    ) -> Result<()> {
+        self.batched_tridiagonal(layout, pivoting, tridiagonal, b, info)
     }
 
     fn block_diagonal_solve<T: Scalar>(
