@@ -193,6 +193,7 @@ pub enum DeviceLibrary {
     Driver,
     Cublas,
     Cusolver,
+    Cusparse,
     Nvrtc,
 }
 
@@ -202,6 +203,7 @@ impl std::fmt::Display for DeviceLibrary {
             DeviceLibrary::Driver => "the CUDA driver",
             DeviceLibrary::Cublas => "cuBLAS",
             DeviceLibrary::Cusolver => "cuSOLVER",
+            DeviceLibrary::Cusparse => "cuSPARSE",
             DeviceLibrary::Nvrtc => "NVRTC",
         })
     }

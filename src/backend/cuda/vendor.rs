@@ -814,6 +814,189 @@ pub fn scaled_gram_gemm<T: Scalar>(
     }
 }
 
+/// cuSPARSE's batched tridiagonal solvers without pivoting, the baselines
+/// of `tridiagonal_solve`: `gtsv2StridedBatch` (each system's entries
+/// together, gpumat's `SystemLayout::Columns`) and `gtsvInterleavedBatch`
+/// with its algorithm 0, cyclic reduction (entry `i` of every system
+/// together, `SystemLayout::Rows`), on the backend's stream, with the
+/// workspace each asked for. `m` and `count` as 32-bit integers.
+pub struct SparseTridiagonal<T: Scalar = f64> {
+    handle: SparseHandle,
+    strided: CudaSlice<u8>,
+    interleaved: CudaSlice<u8>,
+    m: i32,
+    count: i32,
+    _elem: PhantomData<T>,
+}
+
+/// A cuSPARSE handle, destroyed on drop.
+struct SparseHandle(cudarc::cusparse::sys::cusparseHandle_t);
+
+impl Drop for SparseHandle {
+    fn drop(&mut self) {
+        // SAFETY: created by cusparseCreate and used by no one else.
+        unsafe { cudarc::cusparse::result::destroy(self.0) }.ok();
+    }
+}
+
+// SAFETY: the handle is only used through `&mut` of its owner.
+unsafe impl Send for SparseHandle {}
+unsafe impl Sync for SparseHandle {}
+
+/// A cuSPARSE call's status as a `Result`, naming the routine.
+fn sparse_succeeded(routine: &str, status: cudarc::cusparse::sys::cusparseStatus_t) -> Result<()> {
+    match status {
+        cudarc::cusparse::sys::cusparseStatus_t::CUSPARSE_STATUS_SUCCESS => Ok(()),
+        s => Err(Error::device_call(DeviceLibrary::Cusparse, routine, s)),
+    }
+}
+
+/// The four arrays of a batch (`dl`, `d`, `du`, `x`), all written.
+type Arrays<'a, T> = [ViewMut<'a, Cuda, T>; 4];
+
+impl<T: Scalar> SparseTridiagonal<T> {
+    /// A handle on the backend's stream and the workspaces of both routines
+    /// for `count` systems of order `m` in the blocks `(dl, d, du, x)`.
+    pub fn new(cuda: &Cuda, m: usize, count: usize, arrays: [View<'_, Cuda, T>; 4]) -> Result<Self> {
+        use cudarc::cusparse::sys as sp;
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sp::is_culib_present() } {
+            return Err(Error::Device("cuSPARSE not found (libcusparse could not be loaded)".into()));
+        }
+        let dim = |x: usize| i32::try_from(x).map_err(|_| Error::dims("gtsv", format!("{x} past 32 bits")));
+        let (m, count) = (dim(m)?, dim(count)?);
+        let handle = SparseHandle(
+            cudarc::cusparse::result::create()
+                .map_err(|e| Error::device_call(DeviceLibrary::Cusparse, "create", e.0))?,
+        );
+        // SAFETY: the handle is live; the stream is the backend's, alive as long as it.
+        let s = unsafe { sp::cusparseSetStream(handle.0, cuda.stream().cu_stream() as sp::cudaStream_t) };
+        sparse_succeeded("cusparseSetStream", s)?;
+        let [dl, d, du, x] = arrays.map(|v| raw(&v));
+        let (mut strided, mut interleaved) = (0usize, 0usize);
+        // SAFETY: size queries on live device blocks of m·count entries.
+        let (s1, s2) = unsafe {
+            if T::NAME == "f32" {
+                let p = |a: u64| a as *mut f32;
+                (
+                    sp::cusparseSgtsv2StridedBatch_bufferSizeExt(
+                        handle.0,
+                        m,
+                        p(dl),
+                        p(d),
+                        p(du),
+                        p(x),
+                        count,
+                        m,
+                        &mut strided,
+                    ),
+                    sp::cusparseSgtsvInterleavedBatch_bufferSizeExt(
+                        handle.0,
+                        0,
+                        m,
+                        p(dl),
+                        p(d),
+                        p(du),
+                        p(x),
+                        count,
+                        &mut interleaved,
+                    ),
+                )
+            } else {
+                let p = |a: u64| a as *mut f64;
+                (
+                    sp::cusparseDgtsv2StridedBatch_bufferSizeExt(
+                        handle.0,
+                        m,
+                        p(dl),
+                        p(d),
+                        p(du),
+                        p(x),
+                        count,
+                        m,
+                        &mut strided,
+                    ),
+                    sp::cusparseDgtsvInterleavedBatch_bufferSizeExt(
+                        handle.0,
+                        0,
+                        m,
+                        p(dl),
+                        p(d),
+                        p(du),
+                        p(x),
+                        count,
+                        &mut interleaved,
+                    ),
+                )
+            }
+        };
+        sparse_succeeded("gtsv2StridedBatch_bufferSizeExt", s1)?;
+        sparse_succeeded("gtsvInterleavedBatch_bufferSizeExt", s2)?;
+        let alloc = |bytes: usize| cuda.stream().alloc_zeros::<u8>(bytes.max(1)).map_err(driver("gtsv workspace"));
+        Ok(SparseTridiagonal {
+            handle,
+            strided: alloc(strided)?,
+            interleaved: alloc(interleaved)?,
+            m,
+            count,
+            _elem: PhantomData,
+        })
+    }
+
+    /// The arrays' addresses, each checked to hold `m·count` entries.
+    fn addresses(&self, arrays: Arrays<'_, T>) -> Result<[u64; 4]> {
+        let len = (self.m as usize) * (self.count as usize);
+        for a in &arrays {
+            if a.rows() * a.cols() != len || a.block().ld != a.rows().max(1) {
+                return Err(Error::dims(
+                    "gtsv",
+                    format!("a dense block of {len} entries, is {}×{}", a.rows(), a.cols()),
+                ));
+            }
+        }
+        Ok(arrays.map(|a| raw_mut(&a)))
+    }
+
+    /// `gtsv2StridedBatch`: system `s` at `s·m` in each array, `x` from `b`.
+    pub fn solve_strided(&mut self, cuda: &Cuda, arrays: Arrays<'_, T>) -> Result<()> {
+        use cudarc::cusparse::sys as sp;
+        let [dl, d, du, x] = self.addresses(arrays)?;
+        let (work, _) = self.strided.device_ptr_mut(cuda.stream());
+        let (h, m, count, work) = (self.handle.0, self.m, self.count, work as *mut c_void);
+        // SAFETY: the arrays and workspace of `new`, live device memory.
+        let s = unsafe {
+            if T::NAME == "f32" {
+                let p = |a: u64| a as *mut f32;
+                sp::cusparseSgtsv2StridedBatch(h, m, p(dl), p(d), p(du), p(x), count, m, work)
+            } else {
+                let p = |a: u64| a as *mut f64;
+                sp::cusparseDgtsv2StridedBatch(h, m, p(dl), p(d), p(du), p(x), count, m, work)
+            }
+        };
+        sparse_succeeded("gtsv2StridedBatch", s)
+    }
+
+    /// `gtsvInterleavedBatch`, algorithm 0: entry `i` of system `s` at
+    /// `i·count + s`; overwrites `dl`, `d` and `du` too.
+    pub fn solve_interleaved(&mut self, cuda: &Cuda, arrays: Arrays<'_, T>) -> Result<()> {
+        use cudarc::cusparse::sys as sp;
+        let [dl, d, du, x] = self.addresses(arrays)?;
+        let (work, _) = self.interleaved.device_ptr_mut(cuda.stream());
+        let (h, m, count, work) = (self.handle.0, self.m, self.count, work as *mut c_void);
+        // SAFETY: as `solve_strided`.
+        let s = unsafe {
+            if T::NAME == "f32" {
+                let p = |a: u64| a as *mut f32;
+                sp::cusparseSgtsvInterleavedBatch(h, 0, m, p(dl), p(d), p(du), p(x), count, work)
+            } else {
+                let p = |a: u64| a as *mut f64;
+                sp::cusparseDgtsvInterleavedBatch(h, 0, m, p(dl), p(d), p(du), p(x), count, work)
+            }
+        };
+        sparse_succeeded("gtsvInterleavedBatch", s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

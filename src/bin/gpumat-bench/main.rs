@@ -7,6 +7,7 @@
 //! never carries or calls a vendor solver. Each suite is one module that
 //! uses the harness and never another suite.
 
+mod batched;
 mod capacity;
 mod cholesky;
 mod gram;
@@ -67,6 +68,10 @@ enum Suite {
     /// Where a weighted least-squares solve's time goes: the cost per call
     /// of each of its parts at `m × 2m`.
     WlsTrace,
+    /// Batched tridiagonal solves against cuSPARSE gtsv2StridedBatch and
+    /// gtsvInterleavedBatch, FP64 and FP32, at four (order, count) shapes
+    /// (`--sizes` unused): time, effective bandwidth, backward errors.
+    Batched,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -110,6 +115,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Gram => gram::run(cuda, &settings)?,
         Suite::Wls => wls::run(cuda, &settings)?,
         Suite::WlsTrace => wls_trace::run(cuda, &settings)?,
+        Suite::Batched => batched::run(cuda, &settings)?,
     };
     // The files' names keep the history's spelling: `lutrace`, `wlstrace`
     // (and `ldltcapacity`).
