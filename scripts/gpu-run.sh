@@ -31,7 +31,7 @@ ALL="$ALL scaled_gram wls"
 # Matrix::solve on every route, and results at the ends of the range of f64.
 ALL="$ALL solve range"
 # Batched solvers.
-ALL="$ALL tridiagonal"
+ALL="$ALL tridiagonal batch"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin

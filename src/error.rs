@@ -46,6 +46,11 @@ pub enum Error {
     #[error("zero pivot in column {column} of a factorization without pivoting: the matrix needs pivoting")]
     ZeroPivot { column: usize },
 
+    /// One member of a batch failed (the others were solved): `index`
+    /// counts from 0, as the batch's members do.
+    #[error("system {index} of the batch (counted from 0): {source}")]
+    InBatch { index: usize, source: Box<Error> },
+
     /// A matrix that must be symmetric is not exactly so: `A(row, col) ≠
     /// A(col, row)` (1-based, `row > col`) is the first such pair, column
     /// by column. A method that reads one triangle would otherwise solve

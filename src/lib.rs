@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod batch;
 pub mod error;
 pub mod factor;
 pub mod io;
@@ -18,6 +19,7 @@ pub use api::{Cholesky, Device, Ldlt, Lu, Matrix, Qr, Rref, Sym, Tri};
 pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};
 pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};
+pub use batch::{Batch, BatchRef};
 pub use error::{DeviceLibrary, Error, Result};
 pub use factor::ldlt::{BlockDiagonal, Inertia, LdltParams};
 pub use factor::lu::Determinant;

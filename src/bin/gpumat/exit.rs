@@ -43,6 +43,7 @@ impl Failure {
     pub fn code(&self) -> u8 {
         match self {
             Failure::Usage(_) => USAGE,
+            Failure::Lib(Error::InBatch { source, .. }) => Failure::Lib((**source).clone()).code(),
             Failure::Lib(e) => match e {
                 Error::NotPositiveDefinite { .. }
                 | Error::Singular { .. }
