@@ -81,6 +81,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         }
         // tridiagonal(dl, ldl, d, ldd, du, ldu, b, ldb, m, count, rows, pivoting, info)
         add("tridiagonal.cu", format!("tridiagonal_{t}"), vec![P, I64, P, I64, P, I64, P, I64, I64, I64, I32, I32, P]);
+        // tridiagonal_hybrid(dl, ldl, d, ldd, du, ldu, b, ldb, m, info)
+        add("tridiagonal.cu", format!("tridiagonal_hybrid_{t}"), vec![P, I64, P, I64, P, I64, P, I64, I64, P]);
         // householder(a, lda, m, k, t, ldt)
         add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64]);
     }

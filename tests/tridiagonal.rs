@@ -133,7 +133,7 @@ fn solves<T: Scalar>() {
     let mut r = rng(31);
     let u = T::unit_roundoff();
     let dev = common::device();
-    for (m, count) in [(1, 5), (2, 3), (17, 40), (300, 9), (1000, 3)] {
+    for (m, count) in [(1, 5), (2, 3), (17, 40), (64, 7), (300, 9), (1000, 3), (5003, 2)] {
         for (dominant, pivoting) in [(true, false), (true, true), (false, true)] {
             let batch = Batch::random(&mut r, m, count, dominant);
             for layout in [SystemLayout::Columns, SystemLayout::Rows] {
@@ -242,4 +242,27 @@ fn bad_shapes_are_errors() {
         );
         assert!(matches!(r, Err(Error::Overlapping { .. })), "dl and d overlap: {r:?}");
     });
+}
+
+/// Long systems in columns without pivoting (a block each on the GPU):
+/// a NaN pivot in one, a NaN in another's `b`, each named; the rest solved.
+#[test]
+fn a_failing_long_system_is_named_too() {
+    let mut r = rng(41);
+    let dev = common::device();
+    let (m, count) = (700, 4);
+    let mut batch = Batch::random(&mut r, m, count, true);
+    let k = batch.at(1, 345);
+    batch.d[k] = f64::NAN;
+    let k = batch.at(2, 600);
+    batch.b[k] = f64::INFINITY;
+    let (x, info) = with_backend!(dev, be => solve_on::<_, f64>(be, &batch, SystemLayout::Columns, false)).unwrap();
+    assert!(info[1] > 0 && info[1] as usize <= 346, "system 1: info {}", info[1]);
+    assert!(x[m..2 * m].iter().all(|v| v.is_nan()), "system 1's x");
+    assert!(info[2] < 0, "system 2: info {}", info[2]);
+    for s in [0, 3] {
+        assert_eq!(info[s], 0, "system {s}");
+        let err = batch.backward_error(s, &x[s * m..(s + 1) * m]);
+        assert!(err <= 10.0 * f64::EPSILON, "system {s}: {err:e}");
+    }
 }
