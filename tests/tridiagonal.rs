@@ -133,7 +133,7 @@ fn solves<T: Scalar>() {
     let mut r = rng(31);
     let u = T::unit_roundoff();
     let dev = common::device();
-    for (m, count) in [(1, 5), (2, 3), (17, 40), (64, 7), (300, 9), (1000, 3), (5003, 2)] {
+    for (m, count) in [(1, 5), (2, 3), (17, 40), (64, 7), (300, 9), (1000, 3), (5003, 2), (8192, 2)] {
         for (dominant, pivoting) in [(true, false), (true, true), (false, true)] {
             let batch = Batch::random(&mut r, m, count, dominant);
             for layout in [SystemLayout::Columns, SystemLayout::Rows] {

@@ -2,7 +2,7 @@
 //! thread per system, the CPU backend's elimination step for step, where
 //! systems are rows of the block (a warp's loads then fall together) or
 //! pivoting is asked for; without pivoting, long systems in columns get a
-//! block each: Thomas on chunks of 8 or more rows per thread, cyclic
+//! block each (up to 1024 threads): Thomas on chunks of 8 or more rows per thread, cyclic
 //! reduction on the chunks' ends.
 
 use cudarc::driver::LaunchConfig;
@@ -32,8 +32,8 @@ impl Cuda {
             return Err(crate::Error::dims("tridiagonal_solve", format!("{count} systems, past the GPU's grid")));
         }
         if layout == SystemLayout::Columns && !pivoting && m >= HYBRID_MIN {
-            // A power of two of threads, each with 8 rows or more, at most 512.
-            let threads = (m / 8).clamp(32, 512).next_power_of_two().min(512);
+            // A power of two of threads, each with 8 rows or more, at most 1024.
+            let threads = (m / 8).clamp(32, 1024).next_power_of_two().min(1024);
             let threads = if threads * 8 > m { threads / 2 } else { threads }.max(32);
             let cfg = LaunchConfig {
                 grid_dim: (count as u32, 1, 1),
