@@ -31,33 +31,7 @@ impl Cuda {
         if i32::try_from(count).is_err() {
             return Err(crate::Error::dims("tridiagonal_solve", format!("{count} systems, past the GPU's grid")));
         }
-        if layout == SystemLayout::Columns && !pivoting && m >= HYBRID_MIN {
-            // A power of two of threads, each with 8 rows or more, at most 1024.
-            let threads = (m / 8).clamp(32, 1024).next_power_of_two().min(1024);
-            let threads = if threads * 8 > m { threads / 2 } else { threads }.max(32);
-            let cfg = LaunchConfig {
-                grid_dim: (count as u32, 1, 1),
-                block_dim: (threads as u32, 1, 1),
-                shared_mem_bytes: (8 * threads * std::mem::size_of::<T>()) as u32,
-            };
-            let args = [
-                ptr_mut(&dl),
-                n(dl.block().ld),
-                ptr_mut(&d),
-                n(d.block().ld),
-                ptr_mut(&du),
-                n(du.block().ld),
-                ptr_mut(&b),
-                n(b.block().ld),
-                n(m),
-                ptr_mut(&info),
-            ];
-            return self.launch("tridiagonal", &format!("tridiagonal_hybrid_{}", T::NAME), cfg, &args);
-        }
-        // One system per thread: as many blocks as that takes.
-        let cfg = grid_1d(count, count.div_ceil(BLOCK));
-        let rows = Arg::I32(i32::from(layout == SystemLayout::Rows));
-        let args = [
+        let mut args = vec![
             ptr_mut(&dl),
             n(dl.block().ld),
             ptr_mut(&d),
@@ -67,11 +41,23 @@ impl Cuda {
             ptr_mut(&b),
             n(b.block().ld),
             n(m),
-            n(count),
-            rows,
-            Arg::I32(i32::from(pivoting)),
-            ptr_mut(&info),
         ];
+        if layout == SystemLayout::Columns && !pivoting && m >= HYBRID_MIN {
+            // A power of two of threads, each with 8 rows or more, at most 1024.
+            let threads = (m / 8).clamp(32, 1024).next_power_of_two().min(1024);
+            let threads = if threads * 8 > m { threads / 2 } else { threads }.max(32);
+            let cfg = LaunchConfig {
+                grid_dim: (count as u32, 1, 1),
+                block_dim: (threads as u32, 1, 1),
+                shared_mem_bytes: (8 * threads * std::mem::size_of::<T>()) as u32,
+            };
+            args.push(ptr_mut(&info));
+            return self.launch("tridiagonal", &format!("tridiagonal_hybrid_{}", T::NAME), cfg, &args);
+        }
+        // One system per thread: as many blocks as that takes.
+        let cfg = grid_1d(count, count.div_ceil(BLOCK));
+        let rows = i32::from(layout == SystemLayout::Rows);
+        args.extend([n(count), Arg::I32(rows), Arg::I32(i32::from(pivoting)), ptr_mut(&info)]);
         self.launch("tridiagonal", &format!("tridiagonal_{}", T::NAME), cfg, &args)
     }
 }

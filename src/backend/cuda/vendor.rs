@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::blas::{self, operand, operand_mut};
 use super::{Cuda, CudaBuffer, driver, raw, raw_mut};
-use crate::backend::{DeviceBuffer, Diag, Op, Side, View, ViewMut};
+use crate::backend::{DeviceBuffer, Diag, Op, Side, SystemLayout, View, ViewMut};
 use crate::layout::Uplo;
 use crate::{DeviceLibrary, Error, Result, Scalar};
 
@@ -957,43 +957,40 @@ impl<T: Scalar> SparseTridiagonal<T> {
         Ok(arrays.map(|a| raw_mut(&a)))
     }
 
-    /// `gtsv2StridedBatch`: system `s` at `s·m` in each array, `x` from `b`.
-    pub fn solve_strided(&mut self, cuda: &Cuda, arrays: Arrays<'_, T>) -> Result<()> {
+    /// `gtsv2StridedBatch` for `SystemLayout::Columns` (system `s` at `s·m`
+    /// in each array), `gtsvInterleavedBatch` algorithm 0 for `Rows` (entry
+    /// `i` of system `s` at `i·count + s`; it overwrites `dl`, `d` and `du`
+    /// too): `x` from `b`.
+    pub fn solve(&mut self, cuda: &Cuda, layout: SystemLayout, arrays: Arrays<'_, T>) -> Result<()> {
         use cudarc::cusparse::sys as sp;
         let [dl, d, du, x] = self.addresses(arrays)?;
-        let (work, _) = self.strided.device_ptr_mut(cuda.stream());
+        let strided = layout == SystemLayout::Columns;
+        let work = if strided { &mut self.strided } else { &mut self.interleaved };
+        let (work, _) = work.device_ptr_mut(cuda.stream());
         let (h, m, count, work) = (self.handle.0, self.m, self.count, work as *mut c_void);
-        // SAFETY: the arrays and workspace of `new`, live device memory.
+        // SAFETY: the arrays (checked above) and workspace of `new`, live
+        // device memory.
         let s = unsafe {
-            if T::NAME == "f32" {
-                let p = |a: u64| a as *mut f32;
-                sp::cusparseSgtsv2StridedBatch(h, m, p(dl), p(d), p(du), p(x), count, m, work)
-            } else {
-                let p = |a: u64| a as *mut f64;
-                sp::cusparseDgtsv2StridedBatch(h, m, p(dl), p(d), p(du), p(x), count, m, work)
+            match (strided, T::NAME == "f32") {
+                (true, true) => {
+                    let p = |a: u64| a as *mut f32;
+                    sp::cusparseSgtsv2StridedBatch(h, m, p(dl), p(d), p(du), p(x), count, m, work)
+                }
+                (true, false) => {
+                    let p = |a: u64| a as *mut f64;
+                    sp::cusparseDgtsv2StridedBatch(h, m, p(dl), p(d), p(du), p(x), count, m, work)
+                }
+                (false, true) => {
+                    let p = |a: u64| a as *mut f32;
+                    sp::cusparseSgtsvInterleavedBatch(h, 0, m, p(dl), p(d), p(du), p(x), count, work)
+                }
+                (false, false) => {
+                    let p = |a: u64| a as *mut f64;
+                    sp::cusparseDgtsvInterleavedBatch(h, 0, m, p(dl), p(d), p(du), p(x), count, work)
+                }
             }
         };
-        sparse_succeeded("gtsv2StridedBatch", s)
-    }
-
-    /// `gtsvInterleavedBatch`, algorithm 0: entry `i` of system `s` at
-    /// `i·count + s`; overwrites `dl`, `d` and `du` too.
-    pub fn solve_interleaved(&mut self, cuda: &Cuda, arrays: Arrays<'_, T>) -> Result<()> {
-        use cudarc::cusparse::sys as sp;
-        let [dl, d, du, x] = self.addresses(arrays)?;
-        let (work, _) = self.interleaved.device_ptr_mut(cuda.stream());
-        let (h, m, count, work) = (self.handle.0, self.m, self.count, work as *mut c_void);
-        // SAFETY: as `solve_strided`.
-        let s = unsafe {
-            if T::NAME == "f32" {
-                let p = |a: u64| a as *mut f32;
-                sp::cusparseSgtsvInterleavedBatch(h, 0, m, p(dl), p(d), p(du), p(x), count, work)
-            } else {
-                let p = |a: u64| a as *mut f64;
-                sp::cusparseDgtsvInterleavedBatch(h, 0, m, p(dl), p(d), p(du), p(x), count, work)
-            }
-        };
-        sparse_succeeded("gtsvInterleavedBatch", s)
+        sparse_succeeded(if strided { "gtsv2StridedBatch" } else { "gtsvInterleavedBatch" }, s)
     }
 }
 

@@ -141,6 +141,9 @@ fn shape<T: Scalar>(cuda: &Cuda, reps: usize, m: usize, count: usize) -> Result<
         let [dl, d, du, b] = views(&whole, blocks(m, count, layout))?;
         cuda.tridiagonal_solve(layout, false, (dl, d, du), b, ViewMut::dense(&mut *info.borrow_mut(), count, 1)?)
     };
+    let theirs = |work: &mut CudaBuffer<T>, layout: SystemLayout| -> Result<()> {
+        sparse.borrow_mut().solve(cuda, layout, views(&BufferMut::new(work), blocks(m, count, layout))?)
+    };
     let work = std::cell::RefCell::new(work);
     let t = {
         let mut f_copy = || copy(&columns, &mut work.borrow_mut());
@@ -152,7 +155,11 @@ fn shape<T: Scalar>(cuda: &Cuda, reps: usize, m: usize, count: usize) -> Result<
         let mut f_strided = || {
             let w = &mut *work.borrow_mut();
             copy(&columns, w)?;
-            sparse.borrow_mut().solve_strided(cuda, views(&BufferMut::new(w), blocks(m, count, SystemLayout::Columns))?)
+            sparse.borrow_mut().solve(
+                cuda,
+                SystemLayout::Columns,
+                views(&BufferMut::new(w), blocks(m, count, SystemLayout::Columns))?,
+            )
         };
         let mut f_rows = || {
             let w = &mut *work.borrow_mut();
@@ -162,9 +169,7 @@ fn shape<T: Scalar>(cuda: &Cuda, reps: usize, m: usize, count: usize) -> Result<
         let mut f_interleaved = || {
             let w = &mut *work.borrow_mut();
             copy(&rows, w)?;
-            sparse
-                .borrow_mut()
-                .solve_interleaved(cuda, views(&BufferMut::new(w), blocks(m, count, SystemLayout::Rows))?)
+            theirs(w, SystemLayout::Rows)
         };
         interleaved(cuda, reps, &mut [&mut f_copy, &mut f_columns, &mut f_strided, &mut f_rows, &mut f_interleaved])?
     };
@@ -182,14 +187,7 @@ fn shape<T: Scalar>(cuda: &Cuda, reps: usize, m: usize, count: usize) -> Result<
     ] {
         copy(src, &mut work)?;
         if vendor_routine {
-            let whole = BufferMut::new(&mut work);
-            let a = views(&whole, blocks(m, count, layout))?;
-            let mut sparse = sparse.borrow_mut();
-            if layout == SystemLayout::Columns {
-                sparse.solve_strided(cuda, a)?
-            } else {
-                sparse.solve_interleaved(cuda, a)?
-            }
+            theirs(&mut work, layout)?;
         } else {
             ours(&mut work, layout)?;
             let mut status = vec![0i32; count];
