@@ -164,3 +164,34 @@ fn mismatched_batches_are_refused() {
     let solved = solve_tridiagonal(&empty, &empty, &empty, &empty, method).unwrap();
     assert_eq!((solved.x.count(), solved.status.len()), (0, 0));
 }
+
+/// A batch through a Matrix Market file and back, in both precisions; a
+/// count that does not divide the file's rows is refused; so is a NaN.
+#[test]
+fn batches_go_through_matrix_market() {
+    let dev = common::device();
+    let dir = std::env::temp_dir().join(format!("gpumat-batch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("batch.mtx");
+    let values: Vec<f64> = (0..30).map(|k| f64::from(k) * 0.37 - 4.0).collect();
+    let b = Batch::from_host(&dev, (2, 3), 5, &values).unwrap();
+    b.write_matrix_market(&path).unwrap();
+    let back = Batch::<f64>::read_matrix_market(&dev, &path, 5).unwrap();
+    assert_eq!((back.shape(), back.count()), ((2, 3), 5));
+    assert_eq!(back.to_host().unwrap(), values);
+    // Matrix 1 is rows 2..4 of the stacked array.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("5 matrices of 2×3, stacked vertically"), "{text}");
+    let single = gpumat::io::read_matrix_market(&path).unwrap();
+    assert_eq!((single.rows, single.cols, single.data[2]), (10, 3, values[6]));
+    let v32: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+    Batch::from_host(&dev, (2, 3), 5, &v32).unwrap().write_matrix_market(&path).unwrap();
+    assert_eq!(Batch::<f32>::read_matrix_market(&dev, &path, 5).unwrap().to_host().unwrap(), v32);
+    for count in [0, 3] {
+        assert!(matches!(Batch::<f64>::read_matrix_market(&dev, &path, count), Err(Error::InvalidArgument(_))));
+    }
+    let mut bad = values.clone();
+    bad[7] = f64::NAN;
+    let r = Batch::from_host(&dev, (2, 3), 5, &bad).unwrap().write_matrix_market(&path);
+    assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
+}

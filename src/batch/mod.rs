@@ -8,8 +8,10 @@
 //! then an `rows × count` matrix with one system per column, the layout
 //! the batched solvers work in. [`BatchRef`] is a view of a sub-range, so
 //! that a batch can be split (between devices, or into work units) without
-//! copying it.
+//! copying it. In files a batch is one Matrix Market array, its matrices
+//! stacked vertically (`Batch::write_matrix_market`).
 
+mod matrix_market;
 mod tridiagonal;
 
 use std::ops::Range;
