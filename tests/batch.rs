@@ -194,4 +194,5 @@ fn batches_go_through_matrix_market() {
     bad[7] = f64::NAN;
     let r = Batch::from_host(&dev, (2, 3), 5, &bad).unwrap().write_matrix_market(&path);
     assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
