@@ -35,6 +35,25 @@ fn thomas(m: usize, [dl, d, du, b]: &mut [Vec<f64>; 4]) {
     }
 }
 
+/// `Backend::tridiagonal_solve` on the four buffers, one system per column.
+fn solve(
+    be: &Cpu,
+    m: usize,
+    count: usize,
+    [dl, d, du, b]: &mut [<Cpu as Backend>::Buffer<f64>; 4],
+    info: &mut <Cpu as Backend>::Buffer<i32>,
+) {
+    let block = Block::dense(m, count);
+    be.tridiagonal_solve(
+        SystemLayout::Columns,
+        false,
+        (ViewMut::new(dl, block).unwrap(), ViewMut::new(d, block).unwrap(), ViewMut::new(du, block).unwrap()),
+        ViewMut::new(b, block).unwrap(),
+        ViewMut::dense(info, count, 1).unwrap(),
+    )
+    .unwrap()
+}
+
 fn tridiagonal_cpu(c: &mut Criterion) {
     let be = Cpu::new();
     let mut group = c.benchmark_group("tridiagonal");
@@ -48,21 +67,7 @@ fn tridiagonal_cpu(c: &mut Criterion) {
                     let bufs = host.clone().map(|v| be.upload(&v).unwrap());
                     (bufs, be.alloc::<i32>(count).unwrap())
                 },
-                |([dl, d, du, b], info)| {
-                    let block = Block::dense(m, count);
-                    be.tridiagonal_solve(
-                        SystemLayout::Columns,
-                        false,
-                        (
-                            ViewMut::new(dl, block).unwrap(),
-                            ViewMut::new(d, block).unwrap(),
-                            ViewMut::new(du, block).unwrap(),
-                        ),
-                        ViewMut::new(b, block).unwrap(),
-                        ViewMut::dense(info, count, 1).unwrap(),
-                    )
-                    .unwrap()
-                },
+                |(bufs, info)| solve(&be, m, count, bufs, info),
                 BatchSize::LargeInput,
             )
         });
@@ -80,23 +85,7 @@ fn tridiagonal_cpu(c: &mut Criterion) {
     group.bench_function("gpumat/tridiagonal_solve", |bench| {
         bench.iter_batched_ref(
             || (host.clone().map(|v| be.upload(&v).unwrap()), be.alloc::<i32>(count).unwrap()),
-            |([dl, d, du, b], info)| {
-                let block = Block::dense(m, count);
-                one.install(|| {
-                    be.tridiagonal_solve(
-                        SystemLayout::Columns,
-                        false,
-                        (
-                            ViewMut::new(dl, block).unwrap(),
-                            ViewMut::new(d, block).unwrap(),
-                            ViewMut::new(du, block).unwrap(),
-                        ),
-                        ViewMut::new(b, block).unwrap(),
-                        ViewMut::dense(info, count, 1).unwrap(),
-                    )
-                    .unwrap()
-                })
-            },
+            |(bufs, info)| one.install(|| solve(&be, m, count, bufs, info)),
             BatchSize::LargeInput,
         )
     });
