@@ -10,7 +10,7 @@
 #   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
 #
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
-# primitives cholesky lu ldlt_primitives qr scaled_gram tridiagonal; empty for none; each run cut at
+# primitives cholesky lu ldlt_primitives qr scaled_gram tridiagonal batch_dense; empty for none; each run cut at
 # SANITIZE_TIMEOUT seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
 # PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES), NCU=regex
 # (Nsight Compute on launch NCU_SKIPS, default 0, of the kernels of that name
@@ -31,7 +31,7 @@ ALL="$ALL scaled_gram wls"
 # Matrix::solve on every route, and results at the ends of the range of f64.
 ALL="$ALL solve range"
 # Batched solvers.
-ALL="$ALL tridiagonal batch"
+ALL="$ALL tridiagonal batch batch_dense"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin
@@ -97,7 +97,7 @@ for table in "" --ill-conditioned; do
     cat "$OUT/wls-table$table.log"
 done
 # The suites that launch kernels, under both tools.
-for suite in ${SANITIZE-primitives cholesky lu ldlt_primitives qr scaled_gram tridiagonal}; do
+for suite in ${SANITIZE-primitives cholesky lu ldlt_primitives qr scaled_gram tridiagonal batch_dense}; do
     for tool in memcheck racecheck; do
         log="$OUT/sanitizer-$tool-$suite.log"
         timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 ".gpu/bin/test-$suite" --test-threads=1 > "$log" 2>&1

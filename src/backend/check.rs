@@ -3,7 +3,7 @@
 //! bad call is the same `Err` on the CPU and on the GPU.
 
 use super::region::{Region, Shape, check_disjoint};
-use super::{Backend, BufferMut, Op, Side, SymPanel, SystemLayout, Triangle, View, ViewMut};
+use super::{Backend, BufferMut, DeviceBuffer, Op, Side, Strided, SymPanel, SystemLayout, Triangle, View, ViewMut};
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
@@ -470,4 +470,28 @@ pub fn block_diagonal_solve<B: Backend, T: Elem>(
         region_mut(b, Shape::Full),
         &[region(d, Shape::Full), region(e, Shape::Full)],
     )
+}
+
+/// The operands of a batched primitive, as `(name, buffer id, stride,
+/// count)`: one count for all, and one stride for the operands that share
+/// a buffer (then what member 0's check proves holds for every member).
+/// Returns the count.
+pub fn members(op: &'static str, operands: &[(&str, usize, usize, usize)]) -> Result<usize> {
+    let (_, _, _, count) = operands[0];
+    for (i, &(name, id, stride, n)) in operands.iter().enumerate() {
+        if n != count {
+            return Err(Error::dims(op, format!("{name} has {n} members, {} has {count}", operands[0].0)));
+        }
+        if let Some(&(other, ..)) = operands[..i].iter().find(|o| o.1 == id && o.2 != stride && count > 1) {
+            return Err(Error::InvalidArgument(format!(
+                "{op}: {name} and {other} share a buffer with different strides"
+            )));
+        }
+    }
+    Ok(count)
+}
+
+/// `(name, buffer id, stride, count)` of a strided operand, for [`members`].
+pub fn operand<'a, B: Backend, E: Elem>(name: &'a str, x: &Strided<'_, B, E>) -> (&'a str, usize, usize, usize) {
+    (name, x.buffer().id(), x.stride(), x.count())
 }

@@ -18,12 +18,14 @@ mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod region;
+pub mod strided;
 pub mod triangle;
 pub mod tuning;
 pub mod view;
 
 pub use cpu::Cpu;
 pub use cuda::Cuda;
+pub use strided::{Strided, StridedMut};
 pub use triangle::{Stored, Triangle};
 pub use tuning::Tuning;
 pub use view::{Block, BufferMut, View, ViewMut};
@@ -523,6 +525,65 @@ pub trait Backend: Sized + Send + Sync + 'static {
         d: View<'_, Self, T>,
         e: View<'_, Self, T>,
         b: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    // Batches of small matrices: each step of a blocked factorization on
+    // the same block of every member at once (`Strided` operands).
+
+    /// [`Backend::getrf_panel`] with partial pivoting on every member: `ipiv`
+    /// a vector block and `info` one entry of each member.
+    fn batched_getrf_panel<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Self, T>,
+        ipiv: StridedMut<'_, Self, i32>,
+        info: StridedMut<'_, Self, i32>,
+        offset: usize,
+    ) -> Result<()>;
+
+    /// [`Backend::potrf_panel`] of the lower triangle on every member: `a` is
+    /// a block column of each member (all its rows, `nb` columns), the panel
+    /// its rows `offset..` (the diagonal block on top), `info` one entry of
+    /// each member. Rows `0..offset` of `a` and the strict upper triangle of
+    /// the diagonal block are set to zero, so that a blocked factorization
+    /// whose updates write whole blocks leaves `L` alone in its array.
+    fn batched_potrf_panel<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Self, T>,
+        info: StridedMut<'_, Self, i32>,
+        offset: usize,
+    ) -> Result<()>;
+
+    /// [`Backend::laswp`] on every member.
+    fn batched_laswp<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Self, T>,
+        ipiv: Strided<'_, Self, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()>;
+
+    /// [`Backend::trsm`] on the left with `α = 1` on every member:
+    /// `B := op(A)⁻¹·B`.
+    fn batched_trsm<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        a: Strided<'_, Self, T>,
+        b: StridedMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// [`Backend::gemm`] on every member.
+    #[allow(clippy::too_many_arguments)]
+    fn batched_gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: Strided<'_, Self, T>,
+        op_a: Op,
+        b: Strided<'_, Self, T>,
+        op_b: Op,
+        beta: T,
+        c: StridedMut<'_, Self, T>,
     ) -> Result<()>;
 
     // Scaled Gram matrices A·D²·Aᵀ (weighted least squares).

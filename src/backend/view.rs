@@ -11,7 +11,7 @@
 
 use std::marker::PhantomData;
 
-use super::{Backend, DeviceBuffer};
+use super::{Backend, DeviceBuffer, Strided, StridedMut};
 use crate::{Elem, Error, Result};
 
 /// A column-major rectangle inside a buffer.
@@ -172,6 +172,11 @@ impl<'a, B: Backend, E: Elem> ViewMut<'a, B, E> {
         View { buf: self.buf, block: self.block }
     }
 
+    /// Made from shared access by a holder of the exclusive one.
+    pub(crate) fn from_shared(buf: &'a B::Buffer<E>, block: Block) -> Self {
+        ViewMut { buf, block, _exclusive: PhantomData }
+    }
+
     /// Reborrows for one operation, keeping `self` for the next.
     pub fn rb_mut(&mut self) -> ViewMut<'_, B, E> {
         ViewMut { buf: self.buf, block: self.block, _exclusive: PhantomData }
@@ -217,6 +222,11 @@ impl<'a, B: Backend, E: Elem> BufferMut<'a, B, E> {
         self.buf.len()
     }
 
+    /// The buffer, to read.
+    pub fn buffer(&self) -> &'a B::Buffer<E> {
+        self.buf
+    }
+
     /// The buffer's [`DeviceBuffer::id`].
     pub fn id(&self) -> usize {
         self.buf.id()
@@ -233,5 +243,15 @@ impl<'a, B: Backend, E: Elem> BufferMut<'a, B, E> {
     pub fn view_mut(&self, block: Block) -> Result<ViewMut<'_, B, E>> {
         block.check(self.buf.len())?;
         Ok(ViewMut { buf: self.buf, block, _exclusive: PhantomData })
+    }
+
+    /// `block` of `count` members `stride` entries apart.
+    pub fn strided(&self, block: Block, stride: usize, count: usize) -> Result<Strided<'_, B, E>> {
+        Strided::new(self.buf, block, stride, count)
+    }
+
+    /// `block` of `count` members `stride` entries apart, writable.
+    pub fn strided_mut(&self, block: Block, stride: usize, count: usize) -> Result<StridedMut<'_, B, E>> {
+        StridedMut::from_shared(self.buf, block, stride, count)
     }
 }

@@ -11,11 +11,13 @@
 //! copying it. In files a batch is one Matrix Market array, its matrices
 //! stacked vertically (`Batch::write_matrix_market`).
 
+mod dense;
 mod matrix_market;
 mod tridiagonal;
 
 use std::ops::Range;
 
+pub use dense::{BatchFactor, BatchParams, FactorStatus, cholesky, cholesky_in_place, lu, lu_in_place, solve_in_place};
 pub use tridiagonal::{SystemStatus, TridiagonalMethod, TridiagonalSolution, solve_tridiagonal};
 
 use crate::backend::Backend;

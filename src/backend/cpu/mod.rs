@@ -1,6 +1,7 @@
 //! The CPU backend: faer for level 3, plain loops for the rest, rayon for
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
+mod batch;
 mod ldlt;
 mod lu;
 mod memory;
@@ -20,11 +21,12 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, SystemLayout, Triangle,
-    Triangular, View, ViewMut, check,
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
+    SystemLayout, Triangle, Triangular, View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
+use check::operand;
 
 pub use memory::{available_memory, check_fits, matrix_bytes};
 
@@ -701,6 +703,99 @@ impl Backend for Cpu {
         b: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
         ldlt::block_diagonal_solve(d, e, b)
+    }
+
+    // Batches: the single-matrix primitives member by member (`cpu/batch.rs`).
+
+    fn batched_getrf_panel<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Cpu, T>,
+        ipiv: StridedMut<'_, Cpu, i32>,
+        info: StridedMut<'_, Cpu, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        let count = check::members(
+            "batched_getrf_panel",
+            &[operand("a", &a.rb()), operand("ipiv", &ipiv.rb()), operand("info", &info.rb())],
+        )?;
+        self.for_each_member(count, |be, s| {
+            let mut status = info.member_mut(s)?;
+            be.getrf_panel(a.member_mut(s)?, ipiv.member_mut(s)?, status.rb_mut(), offset, Pivoting::Partial)?;
+            // A member's non-finite pivot fails it too (as a zero one does).
+            let panel = mat(a.member(s)?);
+            let first = (0..panel.ncols()).find(|&j| !Scalar::is_finite(panel[(j, j)]));
+            if let Some(j) = first.map(|j| i32::try_from(offset + j + 1).unwrap_or(i32::MAX)) {
+                // SAFETY: one entry in bounds (checked by `getrf_panel`), this
+                // member's alone, and no other view of it is in use.
+                let info = unsafe { &mut *status.buffer().ptr().add(status.block().offset) };
+                if *info == 0 || *info > j {
+                    *info = j;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn batched_potrf_panel<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Cpu, T>,
+        info: StridedMut<'_, Cpu, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        let count = check::members("batched_potrf_panel", &[operand("a", &a.rb()), operand("info", &info.rb())])?;
+        let nb = a.cols();
+        if offset + nb > a.rows() {
+            return Err(Error::dims(
+                "batched_potrf_panel",
+                format!("a panel of {nb} columns from row {offset} of {} rows", a.rows()),
+            ));
+        }
+        self.for_each_member(count, |be, s| {
+            let (above, panel) = a.member_mut(s)?.split_at_row(offset)?;
+            be.fill(above, T::ZERO)?;
+            let mut panel = panel;
+            be.potrf_panel(Uplo::Lower, panel.rb_mut(), info.member_mut(s)?, offset)?;
+            be.fill_strict_triangle(Uplo::Upper, T::ZERO, panel.sub_mut(0, 0, nb, nb)?)
+        })
+    }
+
+    fn batched_laswp<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Cpu, T>,
+        ipiv: Strided<'_, Cpu, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()> {
+        let count = check::members("batched_laswp", &[operand("a", &a.rb()), operand("ipiv", &ipiv)])?;
+        self.for_each_member(count, |be, s| be.laswp(a.member_mut(s)?, ipiv.member(s)?, shift, reverse))
+    }
+
+    fn batched_trsm<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        a: Strided<'_, Cpu, T>,
+        b: StridedMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        let count = check::members("batched_trsm", &[operand("A", &a), operand("B", &b.rb())])?;
+        self.for_each_member(count, |be, s| be.trsm(Side::Left, uplo, op, diag, T::ONE, a.member(s)?, b.member_mut(s)?))
+    }
+
+    fn batched_gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: Strided<'_, Cpu, T>,
+        op_a: Op,
+        b: Strided<'_, Cpu, T>,
+        op_b: Op,
+        beta: T,
+        c: StridedMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        let count = check::members("batched_gemm", &[operand("A", &a), operand("B", &b), operand("C", &c.rb())])?;
+        self.for_each_member(count, |be, s| {
+            be.gemm(alpha, a.member(s)?, op_a, b.member(s)?, op_b, beta, c.member_mut(s)?)
+        })
     }
 
     // Scaled Gram matrices, in `cpu/scaled_gram.rs`.

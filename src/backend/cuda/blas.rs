@@ -113,6 +113,30 @@ pub unsafe fn gemm<T: Scalar>(
     status("gemm", s)
 }
 
+/// [`gemm`] on `count` triples of blocks, each operand's `stride` entries
+/// after the one before.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_strided_batched<T: Scalar>(
+    h: cublasHandle_t,
+    (ta, tb): (Op, Op),
+    (m, n, k): (i32, i32, i32),
+    alpha: T,
+    (a, lda, sa): (u64, i32, i64),
+    (b, ldb, sb): (u64, i32, i64),
+    beta: T,
+    (c, ldc, sc): (u64, i32, i64),
+    count: i32,
+) -> Result<()> {
+    let (al, be) = (&alpha as *const T, &beta as *const T);
+    let s = blas_call!(
+        T,
+        cublasDgemmStridedBatched,
+        cublasSgemmStridedBatched,
+        (h, op(ta), op(tb), m, n, k, al as _, a as _, lda, sa, b as _, ldb, sb, be as _, c as _, ldc, sc, count)
+    );
+    status("gemmStridedBatched", s)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn syrk<T: Scalar>(
     h: cublasHandle_t,

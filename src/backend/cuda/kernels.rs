@@ -59,6 +59,10 @@ pub const SOURCES: &[Source] = &[
     Source { name: "residual.cu", code: include_str!("../../../kernels/residual.cu") },
     // Batched tridiagonal solves.
     Source { name: "tridiagonal.cu", code: include_str!("../../../kernels/tridiagonal.cu") },
+    // Batches of small matrices: the steps of blocked LU and Cholesky.
+    Source { name: "batch_lu.cu", code: include_str!("../../../kernels/batch_lu.cu") },
+    Source { name: "batch_cholesky.cu", code: include_str!("../../../kernels/batch_cholesky.cu") },
+    Source { name: "batch_trsm.cu", code: include_str!("../../../kernels/batch_trsm.cu") },
 ];
 
 /// Every header, embedded at build time and given to NVRTC with each source.

@@ -61,6 +61,11 @@ pub(super) fn raw_mut<E: Elem>(v: &ViewMut<'_, Cuda, E>) -> u64 {
     addr(v.buffer(), v.block().offset)
 }
 
+/// Device address of entry `(0, 0)` of member 0's block.
+pub(super) fn raw_strided<E: Elem>(buf: &CudaBuffer<E>, block: Block) -> u64 {
+    addr(buf, block.offset)
+}
+
 pub(super) fn ptr<E: Elem>(v: &View<'_, Cuda, E>) -> Arg {
     Arg::Ptr(raw(v))
 }

@@ -16,6 +16,7 @@
 //! `scaled_gram`, `residual`). `vendor` holds cuSOLVER and cuBLAS baselines
 //! for tests and benchmarks; no algorithm calls it.
 
+mod batch;
 pub(crate) mod blas;
 mod copy;
 mod graph;
@@ -46,8 +47,8 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, SymPanel, SymPivoting, SystemLayout, Triangle,
-    Triangular, Tuning, View, ViewMut, check,
+    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
+    SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
 };
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
@@ -530,6 +531,59 @@ impl Backend for Cuda {
             ));
         }
         self.leaf_panel(uplo, a, info, offset, (width, len), Some((w, d, tol)))
+    }
+
+    fn batched_getrf_panel<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Cuda, T>,
+        ipiv: StridedMut<'_, Cuda, i32>,
+        info: StridedMut<'_, Cuda, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        self.batch_getrf_panel(a, ipiv, info, offset)
+    }
+
+    fn batched_potrf_panel<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Cuda, T>,
+        info: StridedMut<'_, Cuda, i32>,
+        offset: usize,
+    ) -> Result<()> {
+        self.batch_potrf_panel(a, info, offset)
+    }
+
+    fn batched_laswp<T: Scalar>(
+        &self,
+        a: StridedMut<'_, Cuda, T>,
+        ipiv: Strided<'_, Cuda, i32>,
+        shift: usize,
+        reverse: bool,
+    ) -> Result<()> {
+        self.batch_laswp(a, ipiv, shift, reverse)
+    }
+
+    fn batched_trsm<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        a: Strided<'_, Cuda, T>,
+        b: StridedMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.batch_trsm(uplo, op, diag, a, b)
+    }
+
+    fn batched_gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: Strided<'_, Cuda, T>,
+        op_a: Op,
+        b: Strided<'_, Cuda, T>,
+        op_b: Op,
+        beta: T,
+        c: StridedMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.batch_gemm(alpha, a, op_a, b, op_b, beta, c)
     }
 
     fn tridiagonal_solve<T: Scalar>(

@@ -994,6 +994,114 @@ impl<T: Scalar> SparseTridiagonal<T> {
     }
 }
 
+/// The vendor's batched dense solvers on `count` dense `n × n` members of
+/// one buffer (and `n`-vectors of another), the baselines of
+/// `batch::lu` and `batch::cholesky`: cuBLAS `getrfBatched` +
+/// `getrsBatched`, cuSOLVER `potrfBatched` + `potrsBatched` (lower, one
+/// right-hand side, which is all it takes), with the arrays of member
+/// addresses they want.
+pub struct DenseBatch<T: Scalar = f64> {
+    solver: cudarc::cusolver::DnHandle,
+    a: CudaSlice<u64>,
+    b: CudaSlice<u64>,
+    ipiv: CudaSlice<i32>,
+    info: CudaSlice<i32>,
+    n: c_int,
+    count: c_int,
+    _elem: PhantomData<T>,
+}
+
+impl<T: Scalar> DenseBatch<T> {
+    /// For the members of `a` (`n²` apart) and of `b` (`n` apart).
+    pub fn new(cuda: &Cuda, n: usize, count: usize, a: &CudaBuffer<T>, b: &CudaBuffer<T>) -> Result<Self> {
+        if a.len() < n * n * count || b.len() < n * count {
+            return Err(Error::dims("DenseBatch", format!("{count} members of order {n} past the buffers")));
+        }
+        let solver = cudarc::cusolver::DnHandle::new(cuda.stream().clone())
+            .map_err(|e| Error::device_call(DeviceLibrary::Cusolver, "creating a handle", e.0))?;
+        let size = size_of::<T>() as u64;
+        let members =
+            |base: u64, step: usize| -> Vec<u64> { (0..count as u64).map(|s| base + s * step as u64 * size).collect() };
+        let s = cuda.stream();
+        let a = s.clone_htod(&members(a.ptr, n * n)).map_err(driver("uploading member addresses"))?;
+        let b = s.clone_htod(&members(b.ptr, n)).map_err(driver("uploading member addresses"))?;
+        let ipiv = s.alloc_zeros::<i32>((n * count).max(1)).map_err(driver("allocating pivots"))?;
+        let info = s.alloc_zeros::<i32>(count.max(1)).map_err(driver("allocating infos"))?;
+        let dim = |x: usize| legacy_dim("DenseBatch", x);
+        Ok(DenseBatch { solver, a, b, ipiv, info, n: dim(n)?, count: dim(count)?, _elem: PhantomData })
+    }
+
+    /// `getrfBatched` then `getrsBatched`: each member factored in place
+    /// and its vector overwritten by the solution.
+    pub fn lu(&mut self, cuda: &Cuda) -> Result<()> {
+        let st = cuda.stream();
+        let (a, _) = self.a.device_ptr(st);
+        let (b, _) = self.b.device_ptr(st);
+        let (p, _) = self.ipiv.device_ptr_mut(st);
+        let (info, _) = self.info.device_ptr_mut(st);
+        let (h, n, count) = (*cuda.cublas().handle(), self.n, self.count);
+        let (p, info) = (p as *mut c_int, info as *mut c_int);
+        let mut host_info: c_int = 0;
+        // SAFETY: arrays of member addresses inside live buffers (`new`),
+        // pivots and infos of the sizes the routines write.
+        unsafe {
+            use cudarc::cublas::sys as cb;
+            let t = cb::cublasOperation_t::CUBLAS_OP_N;
+            let (f, s) = if T::NAME == "f64" {
+                (
+                    cb::cublasDgetrfBatched(h, n, a as _, n, p, info, count),
+                    cb::cublasDgetrsBatched(h, t, n, 1, a as _, n, p, b as _, n, &mut host_info, count),
+                )
+            } else {
+                (
+                    cb::cublasSgetrfBatched(h, n, a as _, n, p, info, count),
+                    cb::cublasSgetrsBatched(h, t, n, 1, a as _, n, p, b as _, n, &mut host_info, count),
+                )
+            };
+            blas::status("getrfBatched", f)?;
+            blas::status("getrsBatched", s)?;
+        }
+        if host_info != 0 {
+            return Err(Error::InvalidArgument(format!("getrsBatched: argument {} is invalid", -host_info)));
+        }
+        Ok(())
+    }
+
+    /// `potrfBatched` then `potrsBatched`, lower.
+    pub fn cholesky(&mut self, cuda: &Cuda) -> Result<()> {
+        let st = cuda.stream();
+        let (a, _) = self.a.device_ptr(st);
+        let (b, _) = self.b.device_ptr(st);
+        let (info, _) = self.info.device_ptr_mut(st);
+        let (h, n, count, info) = (self.solver.cu(), self.n, self.count, info as *mut c_int);
+        // SAFETY: as `lu`.
+        unsafe {
+            if T::NAME == "f64" {
+                succeeded("potrfBatched", sys::cusolverDnDpotrfBatched(h, LOWER, n, a as _, n, info, count))?;
+                succeeded(
+                    "potrsBatched",
+                    sys::cusolverDnDpotrsBatched(h, LOWER, n, 1, a as _, n, b as _, n, info, count),
+                )
+            } else {
+                succeeded("potrfBatched", sys::cusolverDnSpotrfBatched(h, LOWER, n, a as _, n, info, count))?;
+                succeeded(
+                    "potrsBatched",
+                    sys::cusolverDnSpotrsBatched(h, LOWER, n, 1, a as _, n, b as _, n, info, count),
+                )
+            }
+        }
+    }
+
+    /// Each member's `info` after the last factorization (waits).
+    pub fn infos(&self, cuda: &Cuda) -> Result<Vec<i32>> {
+        let mut host = vec![0i32; self.info.len()];
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(driver("reading infos"))?;
+        cuda.stream().synchronize().map_err(driver("reading infos"))?;
+        host.truncate(self.count as usize);
+        Ok(host)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

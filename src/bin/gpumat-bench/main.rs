@@ -8,6 +8,7 @@
 //! uses the harness and never another suite.
 
 mod batched;
+mod batched_dense;
 mod capacity;
 mod cholesky;
 mod gram;
@@ -69,8 +70,11 @@ enum Suite {
     /// of each of its parts at `m × 2m`.
     WlsTrace,
     /// Batched tridiagonal solves against cuSPARSE gtsv2StridedBatch and
-    /// gtsvInterleavedBatch, FP64 and FP32, at four (order, count) shapes
-    /// (`--sizes` unused): time, effective bandwidth, backward errors.
+    /// gtsvInterleavedBatch, FP64 and FP32, at four (order, count) shapes;
+    /// batched LU and Cholesky + solve against cuBLAS getrfBatched +
+    /// getrsBatched and cuSOLVER potrfBatched + potrsBatched at n = 16 …
+    /// 512, 1 GB of members each (`--sizes` unused): time, throughput,
+    /// backward errors.
     Batched,
 }
 
@@ -115,7 +119,11 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Gram => gram::run(cuda, &settings)?,
         Suite::Wls => wls::run(cuda, &settings)?,
         Suite::WlsTrace => wls_trace::run(cuda, &settings)?,
-        Suite::Batched => batched::run(cuda, &settings)?,
+        Suite::Batched => {
+            let mut rows = batched::run(cuda, &settings)?;
+            rows.extend(batched_dense::run(cuda, settings.reps)?);
+            rows
+        }
     };
     // The files' names keep the history's spelling: `lutrace`, `wlstrace`
     // (and `ldltcapacity`).

@@ -1,0 +1,193 @@
+// The steps of the blocked LU with partial pivoting on every member of a
+// batch of small matrices at once: the panel factorization (one thread
+// block per member, its panel in shared memory) and the row interchanges
+// on the columns outside the panel. Members are `stride` entries apart;
+// blockIdx.x is the member.
+
+#include "common.cuh"
+
+// The better of two pivot candidates: the larger magnitude (a NaN counts
+// as infinity, so that it becomes a pivot and fails the member), then the
+// smaller row.
+__device__ __forceinline__ void better(double& v, int& i, double v2, int i2) {
+    if (v2 > v || (v2 == v && i2 < i)) {
+        v = v2;
+        i = i2;
+    }
+}
+
+// dgetf2 on the m x nb panel of member blockIdx.x: `a` is its (0, 0), with
+// leading dimension ld. Pivot j goes to ipiv[j] as offset + p + 1. A zero
+// or non-finite pivot is not divided by; the first one (over all panels)
+// is kept in info as offset + j + 1.
+template <typename T>
+__device__ void batch_getrf_panel(T* a, long long ld, long long stride, int m, int nb, int* ipiv, long long ipiv_inc,
+                                  long long ipiv_stride, int* info, long long info_stride, int offset) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    T* p = reinterpret_cast<T*>(smem);  // the panel, m x nb, leading dimension m
+    __shared__ double cand_v[32];
+    __shared__ int cand_i[32];
+    __shared__ int pivot;
+    const long long s = blockIdx.x;
+    a += s * stride;
+    ipiv += s * ipiv_stride;
+    const int t = threadIdx.x, nt = blockDim.x, lane = t % WARP, warp = t / WARP;
+    for (int k = t; k < m * nb; k += nt) p[k] = a[(long long)(k / m) * ld + k % m];
+    __syncthreads();
+    // For the update, threads as rows x column groups: thread t takes rows
+    // t % rows_per + k·rows_per and columns t / rows_per + k·groups, so that
+    // short panels keep every thread busy.
+    int rows_per = WARP;
+    while (rows_per < m && rows_per < nt) rows_per *= 2;
+    const int groups = nt / rows_per, r0 = t % rows_per, g = t / rows_per;
+    int failed = 0;
+    for (int j = 0; j < nb; ++j) {
+        T* col = p + (long long)j * m;
+        double v = -1.0;
+        int idx = m;
+        for (int i = j + t; i < m; i += nt) {
+            const double x = abs_d(col[i]);
+            better(v, idx, is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x, i);
+        }
+        for (int o = WARP / 2; o > 0; o >>= 1) {
+            const double v2 = __shfl_down_sync(0xffffffffu, v, o);
+            const int i2 = __shfl_down_sync(0xffffffffu, idx, o);
+            better(v, idx, v2, i2);
+        }
+        if (lane == 0) {
+            cand_v[warp] = v;
+            cand_i[warp] = idx;
+        }
+        __syncthreads();
+        if (t == 0) {
+            for (int w = 1; w < nt / WARP; ++w) better(v, idx, cand_v[w], cand_i[w]);
+            pivot = idx;
+            ipiv[j * ipiv_inc] = offset + idx + 1;
+        }
+        __syncthreads();
+        const int r = pivot;
+        if (r != j)
+            for (int c = t; c < nb; c += nt) {
+                const T x = p[j + (long long)c * m];
+                p[j + (long long)c * m] = p[r + (long long)c * m];
+                p[r + (long long)c * m] = x;
+            }
+        __syncthreads();
+        const T d = col[j];
+        const bool ok = d != T(0) && is_finite(d);
+        if (!ok && failed == 0) failed = j + 1;
+        // As dgetf2: the reciprocal unless it overflows.
+        const T rd = T(1) / d;
+        const bool by_reciprocal = is_finite(rd);
+        if (ok && g == 0)
+            for (int i = j + 1 + r0; i < m; i += rows_per) col[i] = by_reciprocal ? col[i] * rd : col[i] / d;
+        if (groups > 1) __syncthreads();
+        for (int i = j + 1 + r0; i < m; i += rows_per) {
+            const T l = col[i];
+            for (int c = j + 1 + g; c < nb; c += groups) p[i + (long long)c * m] -= l * p[j + (long long)c * m];
+        }
+        __syncthreads();
+    }
+    for (int k = t; k < m * nb; k += nt) a[(long long)(k / m) * ld + k % m] = p[k];
+    if (t == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
+}
+
+// batch_getrf_panel for panels of at most 32 rows and columns: a warp per
+// member (blockIdx.x·warps + warp < count), lane i holding row i in
+// registers, so that the pivot search, the interchange and the update are
+// shuffles with no barrier. Every loop over columns is unrolled to 32 with
+// a guard, which keeps `row` in registers.
+template <typename T>
+__device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, int nb, int* ipiv, long long ipiv_inc,
+                                 long long ipiv_stride, int* info, long long info_stride, int offset, long long count) {
+    const int lane = threadIdx.x % WARP;
+    const long long s = (long long)blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    if (s >= count) return;  // the whole warp
+    a += s * stride;
+    ipiv += s * ipiv_stride;
+    T row[WARP];
+#pragma unroll
+    for (int c = 0; c < WARP; ++c) row[c] = c < nb && lane < m ? a[lane + c * ld] : T(0);
+    int failed = 0;
+#pragma unroll
+    for (int j = 0; j < WARP; ++j) {
+        if (j >= nb) break;
+        const double x = abs_d(row[j]);
+        double v = lane >= j && lane < m ? (is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x) : -1.0;
+        int idx = lane;
+        for (int o = WARP / 2; o > 0; o >>= 1) {
+            const double v2 = __shfl_xor_sync(0xffffffffu, v, o);
+            const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+            better(v, idx, v2, i2);
+        }
+        const int r = idx;
+        if (r != j)
+#pragma unroll
+            for (int c = 0; c < WARP; ++c) {
+                if (c >= nb) break;
+                const T top = __shfl_sync(0xffffffffu, row[c], j), pick = __shfl_sync(0xffffffffu, row[c], r);
+                if (lane == j) row[c] = pick;
+                if (lane == r) row[c] = top;
+            }
+        const T d = __shfl_sync(0xffffffffu, row[j], j);
+        const bool ok = d != T(0) && is_finite(d);
+        if (!ok && failed == 0) failed = j + 1;
+        if (lane == 0) ipiv[j * ipiv_inc] = offset + r + 1;
+        const T rd = T(1) / d;
+        const bool below = lane > j && lane < m;
+        if (ok && below) row[j] = is_finite(rd) ? row[j] * rd : row[j] / d;
+#pragma unroll
+        for (int c = j + 1; c < WARP; ++c) {
+            if (c >= nb) break;
+            const T u = __shfl_sync(0xffffffffu, row[c], j);
+            if (below) row[c] -= row[j] * u;
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < WARP; ++c)
+        if (c < nb && lane < m) a[lane + c * ld] = row[c];
+    if (lane == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
+}
+
+// dlaswp on the columns of every member: rows i and ipiv[i] - 1 - shift
+// exchanged for i in 0..k (in reverse order when `reverse`). One thread a
+// (member, column) pair, `pairs` of them in all.
+template <typename T>
+__device__ void batch_laswp(T* a, long long ld, long long stride, int rows, int cols, long long pairs, const int* ipiv,
+                            long long ipiv_inc, long long ipiv_stride, int k, int shift, int reverse) {
+    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= pairs) return;
+    const long long s = q / cols;
+    T* col = a + s * stride + (q % cols) * ld;
+    const int* piv = ipiv + s * ipiv_stride;
+    for (int p = 0; p < k; ++p) {
+        const int i = reverse ? k - 1 - p : p;
+        const int r = piv[i * ipiv_inc] - 1 - shift;
+        if (r == i || r < 0 || r >= rows) continue;
+        const T x = col[i];
+        col[i] = col[r];
+        col[r] = x;
+    }
+}
+
+#define ENTRIES(T)                                                                                             \
+    extern "C" __global__ void batch_getrf_panel_##T(T* a, long long ld, long long stride, int m, int nb,      \
+                                                     int* ipiv, long long ipiv_inc, long long ipiv_stride,     \
+                                                     int* info, long long info_stride, int offset) {           \
+        batch_getrf_panel(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset);       \
+    }                                                                                                          \
+    extern "C" __global__ void batch_getrf_warp_##T(T* a, long long ld, long long stride, int m, int nb,       \
+                                                    int* ipiv, long long ipiv_inc, long long ipiv_stride,      \
+                                                    int* info, long long info_stride, int offset,              \
+                                                    long long count) {                                         \
+        batch_getrf_warp(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset, count); \
+    }                                                                                                          \
+    extern "C" __global__ void batch_laswp_##T(T* a, long long ld, long long stride, int rows, int cols,       \
+                                               long long pairs, const int* ipiv, long long ipiv_inc,           \
+                                               long long ipiv_stride, int k, int shift, int reverse) {         \
+        batch_laswp(a, ld, stride, rows, cols, pairs, ipiv, ipiv_inc, ipiv_stride, k, shift, reverse);        \
+    }
+typedef float f32;
+typedef double f64;
+ENTRIES(f32)
+ENTRIES(f64)
