@@ -49,11 +49,11 @@ __device__ void batch_potrf_panel(T* a, long long ld, long long stride, int n, i
     if (t == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
 }
 
-// batch_potrf_panel for panels of at most 32 rows: a warp per member
-// (blockIdx.x·warps + warp < count), lane i holding row offset + i of the
-// block column in registers; loops over columns unrolled to 32 with a
-// guard, so that `row` stays in registers.
-template <typename T>
+// batch_potrf_panel for panels of at most 32 rows and NB ≥ nb columns: a
+// warp per member (blockIdx.x·warps + warp < count), lane i holding row
+// offset + i of the block column in registers; loops over columns unrolled
+// to NB with a guard, so that `row` stays in registers.
+template <typename T, int NB>
 __device__ void batch_potrf_warp(T* a, long long ld, long long stride, int n, int nb, int* info, long long info_stride,
                                  int offset, long long count) {
     const int lane = threadIdx.x % WARP, m = n - offset;
@@ -61,41 +61,45 @@ __device__ void batch_potrf_warp(T* a, long long ld, long long stride, int n, in
     if (s >= count) return;  // the whole warp
     a += s * stride;
     for (int k = lane; k < offset * nb; k += WARP) a[(long long)(k / offset) * ld + k % offset] = T(0);
-    T row[WARP];
+    T row[NB];
 #pragma unroll
-    for (int c = 0; c < WARP; ++c) row[c] = c < nb && lane < m ? a[offset + lane + c * ld] : T(0);
+    for (int c = 0; c < NB; ++c) row[c] = c < nb && lane < m ? a[offset + lane + c * ld] : T(0);
     int failed = 0;
 #pragma unroll
-    for (int j = 0; j < WARP; ++j) {
-        if (j >= nb) break;
-        const T d = __shfl_sync(0xffffffffu, row[j], j);
-        if (!(d > T(0) && is_finite(d)) && failed == 0) failed = j + 1;
-        const T ljj = sqrt(d);
-        if (lane == j) row[j] = ljj;
-        if (lane > j) row[j] /= ljj;
+    for (int j = 0; j < NB; ++j) {
+        if (j < nb) {
+            const T d = __shfl_sync(0xffffffffu, row[j], j);
+            if (!(d > T(0) && is_finite(d)) && failed == 0) failed = j + 1;
+            const T ljj = sqrt(d);
+            if (lane == j) row[j] = ljj;
+            if (lane > j) row[j] /= ljj;
 #pragma unroll
-        for (int c = j + 1; c < WARP; ++c) {
-            if (c >= nb) break;
-            const T lcj = __shfl_sync(0xffffffffu, row[j], c);
-            if (lane >= c) row[c] -= row[j] * lcj;
+            for (int c = j + 1; c < NB; ++c) {
+                const T lcj = __shfl_sync(0xffffffffu, row[j], c);
+                if (lane >= c) row[c] -= row[j] * lcj;
+            }
         }
     }
 #pragma unroll
-    for (int c = 0; c < WARP; ++c)
+    for (int c = 0; c < NB; ++c)
         if (c < nb && lane < m) a[offset + lane + c * ld] = lane < c ? T(0) : row[c];
     if (lane == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
 }
 
+#define WARP_ENTRY(T, NB)                                                                                \
+    extern "C" __global__ void batch_potrf_warp##NB##_##T(T* a, long long ld, long long stride, int n,    \
+                                                          int nb, int* info, long long info_stride,      \
+                                                          int offset, long long count) {                 \
+        batch_potrf_warp<T, NB>(a, ld, stride, n, nb, info, info_stride, offset, count);                 \
+    }
 #define ENTRY(T)                                                                                         \
     extern "C" __global__ void batch_potrf_panel_##T(T* a, long long ld, long long stride, int n, int nb, \
                                                      int* info, long long info_stride, int offset) {     \
         batch_potrf_panel(a, ld, stride, n, nb, info, info_stride, offset);                              \
     }                                                                                                    \
-    extern "C" __global__ void batch_potrf_warp_##T(T* a, long long ld, long long stride, int n, int nb,  \
-                                                    int* info, long long info_stride, int offset,        \
-                                                    long long count) {                                   \
-        batch_potrf_warp(a, ld, stride, n, nb, info, info_stride, offset, count);                        \
-    }
+    WARP_ENTRY(T, 8)                                                                                     \
+    WARP_ENTRY(T, 16)                                                                                    \
+    WARP_ENTRY(T, 32)
 typedef float f32;
 typedef double f64;
 ENTRY(f32)

@@ -92,12 +92,16 @@ __device__ void batch_getrf_panel(T* a, long long ld, long long stride, int m, i
     if (t == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
 }
 
-// batch_getrf_panel for panels of at most 32 rows and columns: a warp per
-// member (blockIdx.x·warps + warp < count), lane i holding row i in
-// registers, so that the pivot search, the interchange and the update are
-// shuffles with no barrier. Every loop over columns is unrolled to 32 with
-// a guard, which keeps `row` in registers.
-template <typename T>
+// batch_getrf_panel for panels of at most 32 rows and NB ≥ nb columns: a
+// warp per member (blockIdx.x·warps + warp < count), lane i holding row i
+// in registers. Rows are not moved while the panel is factored: each lane
+// keeps the position its row has after the interchanges so far (LAPACK's
+// sequence of swaps, simulated), the pivot search runs over the positions
+// not yet pivoted, and the rows go to their positions when stored. So a
+// step costs the search and one broadcast per column, all shuffles, with
+// no barrier. Loops over columns are unrolled to NB with a guard (not a
+// break, which would stop the unrolling and send `row` to local memory).
+template <typename T, int NB>
 __device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, int nb, int* ipiv, long long ipiv_inc,
                                  long long ipiv_stride, int* info, long long info_stride, int offset, long long count) {
     const int lane = threadIdx.x % WARP;
@@ -105,47 +109,45 @@ __device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, in
     if (s >= count) return;  // the whole warp
     a += s * stride;
     ipiv += s * ipiv_stride;
-    T row[WARP];
+    T row[NB];
 #pragma unroll
-    for (int c = 0; c < WARP; ++c) row[c] = c < nb && lane < m ? a[lane + c * ld] : T(0);
+    for (int c = 0; c < NB; ++c) row[c] = c < nb && lane < m ? a[lane + c * ld] : T(0);
+    int pos = lane;  // this row's position after the interchanges so far
     int failed = 0;
 #pragma unroll
-    for (int j = 0; j < WARP; ++j) {
-        if (j >= nb) break;
-        const double x = abs_d(row[j]);
-        double v = lane >= j && lane < m ? (is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x) : -1.0;
-        int idx = lane;
-        for (int o = WARP / 2; o > 0; o >>= 1) {
-            const double v2 = __shfl_xor_sync(0xffffffffu, v, o);
-            const int i2 = __shfl_xor_sync(0xffffffffu, idx, o);
-            better(v, idx, v2, i2);
-        }
-        const int r = idx;
-        if (r != j)
-#pragma unroll
-            for (int c = 0; c < WARP; ++c) {
-                if (c >= nb) break;
-                const T top = __shfl_sync(0xffffffffu, row[c], j), pick = __shfl_sync(0xffffffffu, row[c], r);
-                if (lane == j) row[c] = pick;
-                if (lane == r) row[c] = top;
+    for (int j = 0; j < NB; ++j) {
+        if (j < nb) {
+            // The largest magnitude over the positions j.., the first
+            // position on ties, as dgetf2.
+            const double x = abs_d(row[j]);
+            double v = pos >= j && lane < m ? (is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x) : -1.0;
+            int p = pos;
+            for (int o = WARP / 2; o > 0; o >>= 1) {
+                const double v2 = __shfl_xor_sync(0xffffffffu, v, o);
+                const int p2 = __shfl_xor_sync(0xffffffffu, p, o);
+                better(v, p, v2, p2);
             }
-        const T d = __shfl_sync(0xffffffffu, row[j], j);
-        const bool ok = d != T(0) && is_finite(d);
-        if (!ok && failed == 0) failed = j + 1;
-        if (lane == 0) ipiv[j * ipiv_inc] = offset + r + 1;
-        const T rd = T(1) / d;
-        const bool below = lane > j && lane < m;
-        if (ok && below) row[j] = is_finite(rd) ? row[j] * rd : row[j] / d;
+            const int owner = __ffs(__ballot_sync(0xffffffffu, pos == p && lane < m)) - 1;
+            // Swap positions j and p.
+            if (pos == j) pos = p;
+            else if (lane == owner) pos = j;
+            const T d = __shfl_sync(0xffffffffu, row[j], owner);
+            const bool ok = d != T(0) && is_finite(d);
+            if (!ok && failed == 0) failed = j + 1;
+            if (lane == 0) ipiv[j * ipiv_inc] = offset + p + 1;
+            const T rd = T(1) / d;
+            const bool below = pos > j && lane < m;
+            if (ok && below) row[j] = is_finite(rd) ? row[j] * rd : row[j] / d;
 #pragma unroll
-        for (int c = j + 1; c < WARP; ++c) {
-            if (c >= nb) break;
-            const T u = __shfl_sync(0xffffffffu, row[c], j);
-            if (below) row[c] -= row[j] * u;
+            for (int c = j + 1; c < NB; ++c) {
+                const T u = __shfl_sync(0xffffffffu, row[c], owner);
+                if (below) row[c] -= row[j] * u;
+            }
         }
     }
 #pragma unroll
-    for (int c = 0; c < WARP; ++c)
-        if (c < nb && lane < m) a[lane + c * ld] = row[c];
+    for (int c = 0; c < NB; ++c)
+        if (c < nb && lane < m) a[pos + c * ld] = row[c];
     if (lane == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
 }
 
@@ -170,18 +172,75 @@ __device__ void batch_laswp(T* a, long long ld, long long stride, int rows, int 
     }
 }
 
+// batch_laswp for members of at most 32·LASWP_REGS rows: the interchanges
+// composed once per member into a permutation (thread 0, in shared memory:
+// row x ends up holding row perm[x]), then a warp per column moves the
+// rows that change, reading them all before writing any. blockIdx.x is the
+// member, blockIdx.y a tile of as many columns as warps.
+#define LASWP_REGS 16
+template <typename T>
+__device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows, int cols, const int* ipiv,
+                                 long long ipiv_inc, long long ipiv_stride, int k, int shift, int reverse) {
+    extern __shared__ int perm[];
+    __shared__ int reach;  // one past the last row that moves
+    const int tid = threadIdx.x, nt = blockDim.x, lane = tid % WARP;
+    const long long s = blockIdx.x;
+    for (int x = tid; x < rows; x += nt) perm[x] = x;
+    __syncthreads();
+    if (tid == 0) {
+        const int* piv = ipiv + s * ipiv_stride;
+        int hi = 0;
+        for (int p = 0; p < k; ++p) {
+            const int i = reverse ? k - 1 - p : p;
+            const int r = piv[i * ipiv_inc] - 1 - shift;
+            if (r == i || r < 0 || r >= rows) continue;
+            const int t = perm[i];
+            perm[i] = perm[r];
+            perm[r] = t;
+            hi = max(hi, max(i, r) + 1);
+        }
+        reach = hi;
+    }
+    __syncthreads();
+    const int c = blockIdx.y * (nt / WARP) + tid / WARP;
+    if (c >= cols) return;
+    T* col = a + s * stride + (long long)c * ld;
+    T v[LASWP_REGS];
+#pragma unroll
+    for (int q = 0; q < LASWP_REGS; ++q) {
+        const int x = lane + WARP * q;
+        v[q] = x < reach && perm[x] != x ? col[perm[x]] : T(0);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int q = 0; q < LASWP_REGS; ++q) {
+        const int x = lane + WARP * q;
+        if (x < reach && perm[x] != x) col[x] = v[q];
+    }
+}
+
+#define WARP_ENTRY(T, NB)                                                                                      \
+    extern "C" __global__ void batch_getrf_warp##NB##_##T(T* a, long long ld, long long stride, int m, int nb, \
+                                                          int* ipiv, long long ipiv_inc, long long ipiv_stride,\
+                                                          int* info, long long info_stride, int offset,        \
+                                                          long long count) {                                   \
+        batch_getrf_warp<T, NB>(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset,  \
+                                count);                                                                        \
+    }
 #define ENTRIES(T)                                                                                             \
+    extern "C" __global__ void batch_laswp_perm_##T(T* a, long long ld, long long stride, int rows, int cols,  \
+                                                    const int* ipiv, long long ipiv_inc, long long ipiv_stride, \
+                                                    int k, int shift, int reverse) {                           \
+        batch_laswp_perm(a, ld, stride, rows, cols, ipiv, ipiv_inc, ipiv_stride, k, shift, reverse);          \
+    }                                                                                                          \
     extern "C" __global__ void batch_getrf_panel_##T(T* a, long long ld, long long stride, int m, int nb,      \
                                                      int* ipiv, long long ipiv_inc, long long ipiv_stride,     \
                                                      int* info, long long info_stride, int offset) {           \
         batch_getrf_panel(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset);       \
     }                                                                                                          \
-    extern "C" __global__ void batch_getrf_warp_##T(T* a, long long ld, long long stride, int m, int nb,       \
-                                                    int* ipiv, long long ipiv_inc, long long ipiv_stride,      \
-                                                    int* info, long long info_stride, int offset,              \
-                                                    long long count) {                                         \
-        batch_getrf_warp(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset, count); \
-    }                                                                                                          \
+    WARP_ENTRY(T, 8)                                                                                           \
+    WARP_ENTRY(T, 16)                                                                                          \
+    WARP_ENTRY(T, 32)                                                                                          \
     extern "C" __global__ void batch_laswp_##T(T* a, long long ld, long long stride, int rows, int cols,       \
                                                long long pairs, const int* ipiv, long long ipiv_inc,           \
                                                long long ipiv_stride, int k, int shift, int reverse) {         \

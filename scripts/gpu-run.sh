@@ -32,6 +32,8 @@ ALL="$ALL scaled_gram wls"
 ALL="$ALL solve range"
 # Batched solvers.
 ALL="$ALL tridiagonal batch batch_dense"
+# The nonblocking API: enqueue times, deferred errors, dropped results.
+ALL="$ALL nonblocking"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin

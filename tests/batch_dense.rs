@@ -178,6 +178,12 @@ fn cholesky_of_every_member_in_one_panel_and_blocked() {
 }
 
 #[test]
+fn members_past_512_rows_take_narrower_panels_and_the_general_interchanges() {
+    lu_and_solve::<f64>(520, 1, 1);
+    cholesky_and_solve::<f64>(520, 1, 1);
+}
+
+#[test]
 fn a_sub_range_factors_as_in_the_whole() {
     let dev = common::device();
     let n = 40;

@@ -85,14 +85,23 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("tridiagonal.cu", format!("tridiagonal_hybrid_{t}"), vec![P, I64, P, I64, P, I64, P, I64, I64, P]);
         // batch_getrf_panel(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset)
         add("batch_lu.cu", format!("batch_getrf_panel_{t}"), vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32]);
-        // batch_getrf_warp(the same, count)
-        add("batch_lu.cu", format!("batch_getrf_warp_{t}"), vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32, I64]);
+        for nb in [8, 16, 32] {
+            // batch_getrf_warp{nb}(batch_getrf_panel's arguments, count)
+            let args = vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32, I64];
+            add("batch_lu.cu", format!("batch_getrf_warp{nb}_{t}"), args);
+            // batch_potrf_warp{nb}(batch_potrf_panel's arguments, count)
+            add(
+                "batch_cholesky.cu",
+                format!("batch_potrf_warp{nb}_{t}"),
+                vec![P, I64, I64, I32, I32, P, I64, I32, I64],
+            );
+        }
         // batch_laswp(a, ld, stride, rows, cols, pairs, ipiv, ipiv_inc, ipiv_stride, k, shift, reverse)
         add("batch_lu.cu", format!("batch_laswp_{t}"), vec![P, I64, I64, I32, I32, I64, P, I64, I64, I32, I32, I32]);
+        // batch_laswp_perm(a, ld, stride, rows, cols, ipiv, ipiv_inc, ipiv_stride, k, shift, reverse)
+        add("batch_lu.cu", format!("batch_laswp_perm_{t}"), vec![P, I64, I64, I32, I32, P, I64, I64, I32, I32, I32]);
         // batch_potrf_panel(a, ld, stride, n, nb, info, info_stride, offset)
         add("batch_cholesky.cu", format!("batch_potrf_panel_{t}"), vec![P, I64, I64, I32, I32, P, I64, I32]);
-        // batch_potrf_warp(the same, count)
-        add("batch_cholesky.cu", format!("batch_potrf_warp_{t}"), vec![P, I64, I64, I32, I32, P, I64, I32, I64]);
         // batch_trsm(a, lda, astride, b, ldb, bstride, m, cols, pairs, lower, trans, unit)
         add("batch_trsm.cu", format!("batch_trsm_{t}"), vec![P, I64, I64, P, I64, I64, I32, I32, I64, I32, I32, I32]);
         // householder(a, lda, m, k, t, ldt)

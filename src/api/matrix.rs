@@ -119,6 +119,8 @@ impl<T: Scalar> Matrix<T> {
     /// The entries, column-major. Waits for the work that computes them and
     /// raises any failure it met.
     pub fn to_host(&self) -> Result<Vec<T>> {
+        // A deferred failure first: its shape may be one no host can hold.
+        self.storage()?;
         let mut host = vec![T::ZERO; self.rows * self.cols];
         with_backend!(self.device, be => be.download(self.view_on(be)?.buffer(), &mut host))?;
         Ok(host)

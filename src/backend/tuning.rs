@@ -12,7 +12,7 @@
 use crate::{Error, Result};
 
 /// How the CUDA backend chooses among its algorithms and blockings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tuning {
     /// Record repeated work as CUDA graphs and replay it
     /// ([`Backend::replay`](super::Backend::replay)); `GPUMAT_GRAPHS=0` turns
@@ -29,11 +29,21 @@ pub struct Tuning {
     /// The low-precision Gram matrix of weighted least squares: split type,
     /// panel depth and diagonal leaf (`GPUMAT_SPLIT`, `_KB`, `_LEAF`).
     pub split: SplitTuning,
+    /// The GPU's share of a batch split between the GPU and the CPU
+    /// ([`Coprocessor`](crate::batch::Coprocessor)), pinned
+    /// (`GPUMAT_SPLIT_RATIO`, from 0 to 1); `None`: measured.
+    pub split_ratio: Option<f64>,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
-        Tuning { graphs: true, lu_panel: None, gram: GramTuning::default(), split: SplitTuning::default() }
+        Tuning {
+            graphs: true,
+            lu_panel: None,
+            gram: GramTuning::default(),
+            split: SplitTuning::default(),
+            split_ratio: None,
+        }
     }
 }
 
@@ -90,6 +100,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("GPUMAT_SPLIT", "half (default) or tf32"),
     ("GPUMAT_SPLIT_KB", "a positive integer"),
     ("GPUMAT_SPLIT_LEAF", "a positive integer"),
+    ("GPUMAT_SPLIT_RATIO", "the GPU's share of a split batch, from 0 to 1"),
 ];
 
 impl Tuning {
@@ -149,6 +160,12 @@ impl Tuning {
                 streams,
             },
             split: SplitTuning { kind, kb: positive("GPUMAT_SPLIT_KB")?, leaf: positive("GPUMAT_SPLIT_LEAF")? },
+            split_ratio: match read("GPUMAT_SPLIT_RATIO") {
+                None => None,
+                Some((n, v)) => {
+                    Some(v.parse::<f64>().ok().filter(|f| (0.0..=1.0).contains(f)).ok_or_else(|| invalid(n, &v))?)
+                }
+            },
         })
     }
 }
@@ -178,8 +195,10 @@ mod tests {
             ("GPUMAT_SPLIT", "tf32"),
             ("GPUMAT_SPLIT_KB", "512"),
             ("GPUMAT_SPLIT_LEAF", "256"),
+            ("GPUMAT_SPLIT_RATIO", "0.75"),
         ])
         .unwrap();
+        assert_eq!(t.split_ratio, Some(0.75));
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
@@ -198,6 +217,8 @@ mod tests {
             ("GPUMAT_SCALED_GRAM_KC", "-3"),
             ("GPUMAT_SCALED_GRAM_STREAMS", "3"),
             ("GPUMAT_SPLIT", "bf16"),
+            ("GPUMAT_SPLIT_RATIO", "1.5"),
+            ("GPUMAT_SPLIT_RATIO", "half"),
             ("GPUMAT_SPLIT_KB", "1e3"),
         ] {
             let e = parse(&[(name, value)]).unwrap_err();

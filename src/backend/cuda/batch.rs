@@ -16,6 +16,10 @@ use crate::{DeviceLibrary, Error, Result, Scalar};
 /// Most shared memory a panel kernel asks for (the H100 has 227 KiB).
 const PANEL_SMEM: usize = 200 << 10;
 
+/// Members with at most this many rows have their interchanges composed
+/// into one permutation (`LASWP_REGS` rows a lane in `batch_lu.cu`).
+const LASWP_ROWS: usize = 512;
+
 /// Largest triangle the batched triangular solve takes.
 pub(crate) const TRSM_ORDER: usize = 64;
 
@@ -54,6 +58,12 @@ const WARP_ROWS: usize = 32;
 
 /// Members (warps) per block of the warp-per-member panels.
 const WARPS: usize = 4;
+
+/// The register rows of a warp-per-member panel kernel: 8, 16 or 32
+/// columns, the fewest that hold `nb`.
+fn warp_columns(nb: usize) -> usize {
+    nb.next_power_of_two().clamp(8, 32)
+}
 
 /// The launch of a warp-per-member panel.
 fn per_warp(count: usize) -> LaunchConfig {
@@ -108,7 +118,8 @@ impl Cuda {
         ];
         if m <= WARP_ROWS {
             args.push(n(count));
-            return self.launch("batch_lu", &format!("batch_getrf_warp_{}", T::NAME), per_warp(count), &args);
+            let name = format!("batch_getrf_warp{}_{}", warp_columns(nb), T::NAME);
+            return self.launch("batch_lu", &name, per_warp(count), &args);
         }
         let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(OP, m, nb)?);
         self.launch("batch_lu", &format!("batch_getrf_panel_{}", T::NAME), cfg, &args)
@@ -145,7 +156,8 @@ impl Cuda {
         ];
         if m <= WARP_ROWS {
             args.push(n(count));
-            return self.launch("batch_cholesky", &format!("batch_potrf_warp_{}", T::NAME), per_warp(count), &args);
+            let name = format!("batch_potrf_warp{}_{}", warp_columns(nb), T::NAME);
+            return self.launch("batch_cholesky", &name, per_warp(count), &args);
         }
         let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(OP, m, nb)?);
         self.launch("batch_cholesky", &format!("batch_potrf_panel_{}", T::NAME), cfg, &args)
@@ -166,6 +178,30 @@ impl Cuda {
         let (rows, cols) = (a.rows(), a.cols());
         if count == 0 || cols == 0 || k == 0 {
             return Ok(());
+        }
+        if rows <= LASWP_ROWS && cols >= 8 {
+            // A block per member and tile of 8 columns, a warp per column
+            // (few columns, as a solve's right-hand sides, take the
+            // thread-per-column kernel below, many members to a block).
+            let cfg = LaunchConfig {
+                grid_dim: (count as u32, cols.div_ceil(8) as u32, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: (rows * size_of::<i32>()) as u32,
+            };
+            let args = [
+                p_mut(&a),
+                n(a.block().ld),
+                n(a.stride()),
+                int(OP, rows)?,
+                int(OP, cols)?,
+                p(&ipiv),
+                inc(&ipiv),
+                n(ipiv.stride()),
+                int(OP, k)?,
+                int(OP, shift)?,
+                Arg::I32(i32::from(reverse)),
+            ];
+            return self.launch("batch_lu", &format!("batch_laswp_perm_{}", T::NAME), cfg, &args);
         }
         let pairs = count * cols;
         let cfg = super::launch::grid_1d(pairs, pairs.div_ceil(super::launch::BLOCK));

@@ -27,9 +27,9 @@ use crate::harness::timing::interleaved;
 
 pub const ORDERS: [usize; 6] = [16, 32, 64, 128, 256, 512];
 
-pub fn run(cuda: &Cuda, reps: usize) -> Result<Vec<Value>> {
+pub fn run(cuda: &Cuda, orders: &[usize], reps: usize) -> Result<Vec<Value>> {
     let mut rows = vec![];
-    for n in ORDERS {
+    for &n in orders {
         let count = 1_000_000_000 / (8 * n * n);
         rows.push(shape(cuda, reps, n, count, false)?);
         rows.push(shape(cuda, reps, n, count, true)?);

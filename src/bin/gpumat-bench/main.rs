@@ -76,6 +76,9 @@ enum Suite {
     /// 512, 1 GB of members each (`--sizes` unused): time, throughput,
     /// backward errors.
     Batched,
+    /// The dense half of `batched` alone, at the orders `--sizes` names
+    /// (those up to 512; the six of `batched` when none is).
+    BatchedDense,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -121,8 +124,13 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::WlsTrace => wls_trace::run(cuda, &settings)?,
         Suite::Batched => {
             let mut rows = batched::run(cuda, &settings)?;
-            rows.extend(batched_dense::run(cuda, settings.reps)?);
+            rows.extend(batched_dense::run(cuda, &batched_dense::ORDERS, settings.reps)?);
             rows
+        }
+        Suite::BatchedDense => {
+            let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
+            let orders = if orders.is_empty() { batched_dense::ORDERS.to_vec() } else { orders };
+            batched_dense::run(cuda, &orders, settings.reps)?
         }
     };
     // The files' names keep the history's spelling: `lutrace`, `wlstrace`
