@@ -31,7 +31,7 @@ ALL="$ALL scaled_gram wls"
 # Matrix::solve on every route, and results at the ends of the range of f64.
 ALL="$ALL solve range"
 # Batched solvers.
-ALL="$ALL tridiagonal batch batch_dense"
+ALL="$ALL tridiagonal batch batch_dense split"
 # The nonblocking API: enqueue times, deferred errors, dropped results.
 ALL="$ALL nonblocking"
 SUITES=${SUITES:-$ALL}

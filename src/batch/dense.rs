@@ -31,7 +31,8 @@ pub enum FactorStatus {
 }
 
 impl FactorStatus {
-    fn error(self) -> Option<Error> {
+    /// The error a failed member amounts to (`None` when factored).
+    pub fn error(self) -> Option<Error> {
         match self {
             FactorStatus::Factored => None,
             FactorStatus::Singular { pivot } => Some(Error::Singular { pivot }),
@@ -99,15 +100,29 @@ pub fn cholesky<'a, T: Scalar>(a: impl Into<BatchRef<'a, T>>) -> Result<BatchFac
 }
 
 fn factor<T: Scalar>(a: BatchRef<'_, T>, kind: Kind) -> Result<BatchFactor<T>> {
+    factor_owned(a.to_batch()?, kind)
+}
+
+/// [`lu`] of `a` itself, overwritten by its factors.
+pub(crate) fn lu_owned<T: Scalar>(a: Batch<T>) -> Result<BatchFactor<T>> {
+    factor_owned(a, Kind::Lu)
+}
+
+/// [`cholesky`] of `a` itself, overwritten by its factors.
+pub(crate) fn cholesky_owned<T: Scalar>(a: Batch<T>) -> Result<BatchFactor<T>> {
+    factor_owned(a, Kind::Cholesky)
+}
+
+fn factor_owned<T: Scalar>(mut factors: Batch<T>, kind: Kind) -> Result<BatchFactor<T>> {
     let op = if kind == Kind::Lu { "batch::lu" } else { "batch::cholesky" };
-    let (n, cols) = a.shape();
+    let (n, cols) = factors.shape();
     if n != cols {
         return Err(Error::dims(op, format!("the members must be square, are {n}×{cols}")));
     }
-    let count = a.count();
+    let count = factors.count();
     let params = BatchParams::for_order::<T>(n);
-    let mut factors = a.to_batch()?;
-    let (ipiv, info) = with_backend!(a.device(), be => {
+    let device = factors.device().clone();
+    let (ipiv, info) = with_backend!(device, be => {
         let mut ipiv = be.alloc::<i32>((n * count).max(1))?;
         let mut info = be.upload(&vec![0i32; count.max(1)])?;
         {
@@ -325,16 +340,27 @@ impl<T: Scalar> BatchFactor<T> {
     /// as the factored batch, each `n × nrhs`. A failed member's `X` is NaN.
     pub fn solve<'a>(&self, b: impl Into<BatchRef<'a, T>>) -> Result<Batch<T>> {
         let b = b.into();
+        self.check_rhs(b.shape(), b.count())?;
+        b.batch().as_matrix().check_with(self.factors.as_matrix())?;
+        self.solve_owned(b.to_batch()?)
+    }
+
+    fn check_rhs(&self, (rows, nrhs): (usize, usize), members: usize) -> Result<()> {
         let (n, count) = (self.factors.rows, self.factors.count());
-        let (rows, nrhs) = b.shape();
-        if rows != n || b.count() != count {
+        if rows != n || members != count {
             return Err(Error::dims(
                 "BatchFactor::solve",
-                format!("{count} members of order {n}, but {} right-hand sides of {rows}×{nrhs}", b.count()),
+                format!("{count} members of order {n}, but {members} right-hand sides of {rows}×{nrhs}"),
             ));
         }
-        b.batch().as_matrix().check_with(self.factors.as_matrix())?;
-        let mut x = b.to_batch()?;
+        Ok(())
+    }
+
+    /// [`solve`](Self::solve) with `x` holding `B`, overwritten by `X`.
+    pub(crate) fn solve_owned(&self, mut x: Batch<T>) -> Result<Batch<T>> {
+        self.check_rhs(x.shape(), x.count())?;
+        x.as_matrix().check_with(self.factors.as_matrix())?;
+        let (n, count, nrhs) = (self.factors.rows, self.factors.count(), x.shape().1);
         let cholesky = self.kind == Kind::Cholesky;
         with_backend!(self.factors.device(), be => {
             let f = self.factors.data.view_on(be)?.buffer();

@@ -10,14 +10,22 @@
 //! that a batch can be split (between devices, or into work units) without
 //! copying it. In files a batch is one Matrix Market array, its matrices
 //! stacked vertically (`Batch::write_matrix_market`).
+//!
+//! The solvers: [`solve_tridiagonal`]; [`lu`] and [`cholesky`] of small
+//! dense members, with their solves; and the [`Coprocessor`], which shares
+//! one batch between the GPU and the CPU in the measured ratio that makes
+//! both finish together.
 
 mod dense;
 mod matrix_market;
+mod split;
 mod tridiagonal;
 
 use std::ops::Range;
 
 pub use dense::{BatchFactor, BatchParams, FactorStatus, cholesky, cholesky_in_place, lu, lu_in_place, solve_in_place};
+use dense::{cholesky_owned, lu_owned};
+pub use split::{Coprocessor, Share, SplitOp, SplitSolution};
 pub use tridiagonal::{SystemStatus, TridiagonalMethod, TridiagonalSolution, solve_tridiagonal};
 
 use crate::backend::Backend;
@@ -83,6 +91,19 @@ impl<T: Scalar> Batch<T> {
     /// All entries on the host, the matrices one after another.
     pub fn to_host(&self) -> Result<Vec<T>> {
         self.data.to_host()
+    }
+
+    /// All entries into `out` (as many as the batch holds), the matrices
+    /// one after another.
+    pub fn to_host_into(&self, out: &mut [T]) -> Result<()> {
+        let len = self.data.rows() * self.data.cols();
+        if out.len() != len {
+            return Err(Error::dims(
+                "Batch::to_host_into",
+                format!("the batch holds {len} entries, out has {}", out.len()),
+            ));
+        }
+        with_backend!(self.device(), be => be.download(self.data.view_on(be)?.buffer(), out))
     }
 
     /// The `(rows·cols) × count` array, column `s` being matrix `s`.

@@ -6,7 +6,7 @@ use crate::backend::{Backend, SystemLayout, ViewMut};
 use crate::{Error, Result, Scalar, with_backend};
 
 /// How each system is eliminated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum TridiagonalMethod {
     /// Thomas's elimination, no interchanges (Thomas 1949): stable for
     /// diagonally dominant and for symmetric positive definite systems
@@ -54,16 +54,22 @@ impl<T: Scalar> TridiagonalSolution<T> {
         let first = self.failures().next();
         match first {
             None => Ok(self.x),
-            Some((index, status)) => Err(Error::InBatch {
-                index,
-                source: Box::new(match status {
-                    SystemStatus::ZeroPivot { row } => Error::Singular { pivot: row },
-                    SystemStatus::NotFinite { row } => {
-                        Error::NonFinite { what: "x".into(), row, col: 1, value: f64::NAN }
-                    }
-                    SystemStatus::Solved => unreachable!("failures() skips solved systems"),
-                }),
-            }),
+            Some((index, status)) => {
+                Err(Error::InBatch { index, source: Box::new(status.error().expect("a failure is an error")) })
+            }
+        }
+    }
+}
+
+impl SystemStatus {
+    /// The error a failed system amounts to (`None` when solved).
+    pub fn error(self) -> Option<Error> {
+        match self {
+            SystemStatus::Solved => None,
+            SystemStatus::ZeroPivot { row } => Some(Error::Singular { pivot: row }),
+            SystemStatus::NotFinite { row } => {
+                Some(Error::NonFinite { what: "x".into(), row, col: 1, value: f64::NAN })
+            }
         }
     }
 }
@@ -98,8 +104,19 @@ pub fn solve_tridiagonal<'a, T: Scalar>(
         p.batch().as_matrix().check_with(parts[1].batch().as_matrix())?;
     }
     // The elimination overwrites all four: it works on copies.
-    let [dl, d, du, x] = parts.map(|p| p.to_batch());
-    let (mut dl, mut d, mut du, mut x) = (dl?.data, d?.data, du?.data, x?.data);
+    let [dl, d, du, b] = parts.map(|p| p.to_batch());
+    solve_owned([dl?, d?, du?, b?], method)
+}
+
+/// [`solve_tridiagonal`] in the arrays of `dl`, `d`, `du` and `b` (checked
+/// by the caller: vectors of one length and count on one device), which
+/// it overwrites.
+pub(crate) fn solve_owned<T: Scalar>(
+    [dl, d, du, b]: [Batch<T>; 4],
+    method: TridiagonalMethod,
+) -> Result<TridiagonalSolution<T>> {
+    let (m, count) = (b.rows, b.count());
+    let (mut dl, mut d, mut du, mut x) = (dl.data, d.data, du.data, b.data);
     let device = x.device().clone();
     let status = with_backend!(device, be => {
         let mut info = be.alloc::<i32>(count.max(1))?;

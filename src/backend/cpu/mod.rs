@@ -273,9 +273,16 @@ impl Backend for Cpu {
     }
 
     fn upload<E: Elem>(&self, host: &[E]) -> Result<CpuBuffer<E>> {
-        let buf = CpuBuffer::new(host.len(), false)?;
-        // SAFETY: fresh allocation of `host.len()` entries, disjoint from `host`.
-        unsafe { std::ptr::copy_nonoverlapping(host.as_ptr(), buf.ptr(), host.len()) };
+        let buf = CpuBuffer::<E>::new(host.len(), false)?;
+        // Large copies in parallel: the first touch of fresh pages (a fault
+        // each) costs more than the copy, and the threads share it.
+        let dst = SendPtr(buf.ptr());
+        host.par_chunks(PARALLEL_MIN).enumerate().with_min_len(4).for_each(|(k, chunk)| {
+            // SAFETY: chunk `k` of `host` goes to the same entries of the
+            // fresh allocation of `host.len()` entries, disjoint from `host`
+            // and from every other chunk's.
+            unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), dst.get().add(k * PARALLEL_MIN), chunk.len()) };
+        });
         Ok(buf)
     }
 
@@ -287,7 +294,12 @@ impl Backend for Cpu {
             ));
         }
         // SAFETY: `&CpuBuffer` excludes a concurrent `ViewMut`.
-        host.copy_from_slice(unsafe { std::slice::from_raw_parts(src.ptr(), src.len()) });
+        let src = unsafe { std::slice::from_raw_parts(src.ptr(), src.len()) };
+        // In parallel, as `upload`.
+        host.par_chunks_mut(PARALLEL_MIN)
+            .zip(src.par_chunks(PARALLEL_MIN))
+            .with_min_len(4)
+            .for_each(|(dst, src)| dst.copy_from_slice(src));
         Ok(())
     }
 

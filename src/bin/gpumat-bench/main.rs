@@ -19,6 +19,7 @@ mod lu;
 mod lu_trace;
 mod primitives;
 mod qr;
+mod split;
 mod trace;
 mod wls;
 mod wls_trace;
@@ -73,9 +74,12 @@ enum Suite {
     /// gtsvInterleavedBatch, FP64 and FP32, at four (order, count) shapes;
     /// batched LU and Cholesky + solve against cuBLAS getrfBatched +
     /// getrsBatched and cuSOLVER potrfBatched + potrsBatched at n = 16 …
-    /// 512, 1 GB of members each (`--sizes` unused): time, throughput,
-    /// backward errors.
+    /// 512, 1 GB of members each; the CPU+GPU split against the CPU and
+    /// the GPU alone (`--sizes` unused): time, throughput, backward errors.
     Batched,
+    /// The CPU+GPU split of `batched` alone: LU and tridiagonal batches on
+    /// the CPU, the GPU and both.
+    Split,
     /// The dense half of `batched` alone, at the orders `--sizes` names
     /// (those up to 512; the six of `batched` when none is).
     BatchedDense,
@@ -125,8 +129,10 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Batched => {
             let mut rows = batched::run(cuda, &settings)?;
             rows.extend(batched_dense::run(cuda, &batched_dense::ORDERS, settings.reps)?);
+            rows.extend(split::run(settings.reps)?);
             rows
         }
+        Suite::Split => split::run(settings.reps)?,
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
             let orders = if orders.is_empty() { batched_dense::ORDERS.to_vec() } else { orders };

@@ -1,0 +1,326 @@
+//! One batch on two devices at once: the GPU takes a share of the members
+//! and the CPU's threads the rest, in the ratio that makes both finish
+//! together — the coprocessor of Göddeke, Strzodka and Turek (2005–2007),
+//! where the CPU's otherwise idle time makes the GPU's work "virtually
+//! free", with the ratio measured rather than set by hand.
+//!
+//! A [`Coprocessor`] holds the accelerator and the host. A call takes the
+//! batch from host memory, starts the accelerator's share on a thread of
+//! its own (upload, factor, solve, download: it returns at once to the
+//! caller, which goes on to the host's share on rayon's threads) and
+//! returns both shares' solutions in batch order. Each call times both
+//! sides and updates the ratio remembered for its (operation, shape,
+//! precision) for the rest of the process: the accelerator's rate divided
+//! by the sum of the rates, averaged with what was remembered, and the
+//! throughput of split calls and of calls on the accelerator alone. A call
+//! splits in the remembered ratio unless the accelerator alone was faster
+//! (the two sides share the host's memory bus and cores, and a transfer-
+//! bound accelerator can lose more than the host adds) or one side's share
+//! is under 3 %; then it runs on one side, and every eighth call takes the
+//! other choice, so that nothing measured goes stale for long.
+//! `GPUMAT_SPLIT_RATIO` (or [`Coprocessor::with_ratio`]) pins it instead.
+//!
+//! The solution does not depend on the split but for rounding: a member
+//! solved on the GPU and on the CPU takes the same steps in the same
+//! order, with possibly differently rounded products and sums (fused
+//! multiply–adds, blocking of the vendor's kernels), so the two agree to
+//! the backward error each meets (a few units of `n·u`), not bit for bit.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::{Batch, TridiagonalMethod, cholesky_owned, lu_owned, tridiagonal};
+use crate::{Device, Error, Result, Scalar};
+
+/// What a split call runs; with the shape and precision, the key of a
+/// remembered ratio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplitOp {
+    /// LU with partial pivoting and solve.
+    Lu,
+    /// Cholesky and solve.
+    Cholesky,
+    /// A tridiagonal solve.
+    Tridiagonal(TridiagonalMethod),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    op: SplitOp,
+    n: usize,
+    nrhs: usize,
+    precision: &'static str,
+    host_accelerator: bool,
+}
+
+/// What the calls for a key measured: the accelerator's share when split,
+/// the throughput (members a second) of split calls and of calls on the
+/// accelerator alone, and the calls made.
+#[derive(Clone, Copy, Debug, Default)]
+struct Measured {
+    ratio: f64,
+    split_rate: Option<f64>,
+    alone_rate: Option<f64>,
+    calls: u64,
+}
+
+/// `x` averaged into what was measured before.
+fn average(old: Option<f64>, x: f64) -> f64 {
+    old.map_or(x, |o| 0.5 * (o + x))
+}
+
+/// The measured shares, per key, for the process.
+fn remembered() -> &'static Mutex<HashMap<Key, Measured>> {
+    static RATIOS: OnceLock<Mutex<HashMap<Key, Measured>>> = OnceLock::new();
+    RATIOS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The host side's threads: all but one (`None` on one core, or if the
+/// pool could not be made: then rayon's global pool).
+fn host_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = rayon::current_num_threads();
+        (threads > 1).then(|| rayon::ThreadPoolBuilder::new().num_threads(threads - 1).build().ok()).flatten()
+    })
+    .as_ref()
+}
+
+/// A measured share below `ALONE` leaves the host all the work, and one
+/// beyond `1 − ALONE` leaves it too little to gain from: such a call runs
+/// on one side alone. So does a call whose split throughput was measured
+/// below the accelerator's alone (the two sides slow each other down
+/// through the memory bus and the host's cores). Every `PROBE`-th call
+/// takes the other choice, so that both stay measured.
+const ALONE: f64 = 0.03;
+const PROBE: u64 = 8;
+
+/// How a call shared its batch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Share {
+    /// Members the accelerator took (the first ones) and the host took.
+    /// Each is at least 1 when the ratio is measured, unless the other
+    /// side's share was too small to gain from (see the module's docs).
+    pub accelerator: usize,
+    pub host: usize,
+    /// Wall time of each side, transfers included.
+    pub accelerator_time: Duration,
+    pub host_time: Duration,
+    /// The fraction given to the accelerator, and whether it was pinned.
+    pub ratio: f64,
+    pub pinned: bool,
+}
+
+/// The solutions of a split call, in batch order, the members that failed
+/// (by index, with why; their solutions are NaN) and how it was shared.
+pub struct SplitSolution<T: Scalar> {
+    pub x: Vec<T>,
+    pub failures: Vec<(usize, Error)>,
+    pub share: Share,
+}
+
+/// An accelerator and the host, taking batches together.
+pub struct Coprocessor {
+    accelerator: Device,
+    host: Device,
+    pinned: Option<f64>,
+}
+
+/// What a side runs: its members of the batch on its device, their
+/// solutions written to the slice given, their failures returned (indices
+/// within the side's share).
+type PartFn<'a, T> = dyn Fn(&Device, Range<usize>, &mut [T]) -> Result<Vec<(usize, Error)>> + Sync + 'a;
+
+impl Coprocessor {
+    /// `accelerator` (usually `Device::auto()`'s GPU) with the CPU, all of
+    /// rayon's threads; the ratio pinned when the accelerator's tuning
+    /// (`GPUMAT_SPLIT_RATIO`) says so.
+    pub fn new(accelerator: Device) -> Self {
+        Self::with_host(accelerator, Device::cpu())
+    }
+
+    /// `accelerator` with the host device `host`.
+    pub fn with_host(accelerator: Device, host: Device) -> Self {
+        let pinned = accelerator.tuning().split_ratio;
+        Coprocessor { accelerator, host, pinned }
+    }
+
+    /// Pins the accelerator's share (`Some`, from 0 to 1) or lets it be
+    /// measured (`None`).
+    pub fn with_ratio(mut self, ratio: Option<f64>) -> Result<Self> {
+        if let Some(r) = ratio.filter(|r| !(0.0..=1.0).contains(r)) {
+            return Err(Error::InvalidArgument(format!("a split ratio is a fraction from 0 to 1, not {r}")));
+        }
+        self.pinned = ratio;
+        Ok(self)
+    }
+
+    pub fn accelerator(&self) -> &Device {
+        &self.accelerator
+    }
+
+    /// The accelerator's share remembered for `op` on members of order `n`
+    /// with `nrhs` right-hand sides in precision `T`, once a call measured it.
+    pub fn ratio<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize) -> Option<f64> {
+        self.ratio_for(self.key::<T>(op, n, nrhs))
+    }
+
+    fn key<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize) -> Key {
+        Key { op, n, nrhs, precision: T::NAME, host_accelerator: self.accelerator.is_cpu() }
+    }
+
+    /// Solves `A_s·X_s = B_s` for `count` members: `a` holds the `n × n`
+    /// members one after another (column-major; for Cholesky the lower
+    /// triangles are read), `b` the `n × nrhs` right-hand sides.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve<T: Scalar>(
+        &self,
+        op: SplitOp,
+        n: usize,
+        count: usize,
+        a: &[T],
+        b: &[T],
+        nrhs: usize,
+    ) -> Result<SplitSolution<T>> {
+        if op != SplitOp::Lu && op != SplitOp::Cholesky {
+            return Err(Error::InvalidArgument(format!("Coprocessor::solve takes LU or Cholesky, not {op:?}")));
+        }
+        let sizes = [("a", n * n, a.len()), ("b", n * nrhs, b.len())];
+        for (name, size, len) in sizes {
+            if size.checked_mul(count) != Some(len) {
+                return Err(Error::dims(
+                    "Coprocessor::solve",
+                    format!("{count} members need {name} of {count}×{size} entries, got {len}"),
+                ));
+            }
+        }
+        let part = |device: &Device, range: Range<usize>, x: &mut [T]| -> Result<Vec<(usize, Error)>> {
+            let k = range.len();
+            if k == 0 {
+                return Ok(Vec::new());
+            }
+            let members = Batch::from_host(device, (n, n), k, &a[range.start * n * n..range.end * n * n])?;
+            let rhs = Batch::from_host(device, (n, nrhs), k, &b[range.start * n * nrhs..range.end * n * nrhs])?;
+            // Factored and solved in the arrays just filled: no more copies.
+            let f = if op == SplitOp::Lu { lu_owned(members)? } else { cholesky_owned(members)? };
+            f.solve_owned(rhs)?.to_host_into(x)?;
+            Ok(f.failures().filter_map(|(s, status)| status.error().map(|e| (s, e))).collect())
+        };
+        self.split::<T>(self.key::<T>(op, n, nrhs), count, n * nrhs, &part)
+    }
+
+    /// Solves `count` tridiagonal systems of order `m`: `dl`, `d`, `du` and
+    /// `b` hold each system's entries one system after another (as
+    /// [`solve_tridiagonal`](super::solve_tridiagonal) takes them).
+    pub fn solve_tridiagonal<T: Scalar>(
+        &self,
+        m: usize,
+        count: usize,
+        [dl, d, du, b]: [&[T]; 4],
+        method: TridiagonalMethod,
+    ) -> Result<SplitSolution<T>> {
+        for (name, len) in [("dl", dl.len()), ("d", d.len()), ("du", du.len()), ("b", b.len())] {
+            if m.checked_mul(count) != Some(len) {
+                return Err(Error::dims(
+                    "Coprocessor::solve_tridiagonal",
+                    format!(
+                        "{count} systems of order {m} need {name} of {} entries, got {len}",
+                        m.saturating_mul(count)
+                    ),
+                ));
+            }
+        }
+        let part = |device: &Device, range: Range<usize>, x: &mut [T]| -> Result<Vec<(usize, Error)>> {
+            let k = range.len();
+            if k == 0 {
+                return Ok(Vec::new());
+            }
+            let slice = |v: &[T]| Batch::from_host(device, (m, 1), k, &v[range.start * m..range.end * m]);
+            // Solved in the arrays just filled: no more copies.
+            let solution = tridiagonal::solve_owned([slice(dl)?, slice(d)?, slice(du)?, slice(b)?], method)?;
+            solution.x.to_host_into(x)?;
+            Ok(solution.failures().filter_map(|(s, status)| status.error().map(|e| (s, e))).collect())
+        };
+        self.split::<T>(self.key::<T>(SplitOp::Tridiagonal(method), m, 1), count, m, &part)
+    }
+
+    /// Runs `part` on the accelerator for the first members and on the
+    /// host for the rest, at once; `size` entries of solution a member.
+    fn split<T: Scalar>(&self, key: Key, count: usize, size: usize, part: &PartFn<'_, T>) -> Result<SplitSolution<T>> {
+        let known = remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied();
+        let start = if self.accelerator.is_cpu() { 0.5 } else { 0.9 };
+        let ratio = self.pinned.unwrap_or(known.map_or(start, |m| m.ratio));
+        let mut k = (ratio * count as f64).round() as usize;
+        if self.pinned.is_none() && count >= 2 {
+            let m = known.unwrap_or_default();
+            let probe = m.calls % PROBE == PROBE - 1;
+            let alone_is_faster = match (m.split_rate, m.alone_rate) {
+                (Some(split), Some(alone)) => alone > split,
+                // The accelerator alone not yet measured: measure it next.
+                (Some(_), None) => true,
+                _ => false,
+            };
+            k = if known.is_none() {
+                k.clamp(1, count - 1)
+            } else if ratio < ALONE && !probe {
+                0
+            } else if (ratio > 1.0 - ALONE || alone_is_faster) != probe {
+                count
+            } else {
+                k.clamp(1, count - 1)
+            };
+        }
+        // One array for both sides' solutions, each writing its own part.
+        let mut x = vec![T::ZERO; count * size];
+        let (x_acc, x_host) = x.split_at_mut(k * size);
+        let ((ours, t_acc), (rest, t_host)) = std::thread::scope(|scope| {
+            let accelerator = scope.spawn(|| {
+                let start = Instant::now();
+                (part(&self.accelerator, 0..k, x_acc), start.elapsed())
+            });
+            let start = Instant::now();
+            let host = match host_pool().filter(|_| k > 0) {
+                // One core fewer than all while the accelerator works: its
+                // thread stages the transfers and launches, and starved of
+                // a core it would hold the whole call back.
+                Some(pool) => pool.install(|| part(&self.host, k..count, x_host)),
+                None => part(&self.host, k..count, x_host),
+            };
+            let host = (host, start.elapsed());
+            let accelerator = accelerator.join().unwrap_or_else(|_| {
+                (Err(Error::Device("the accelerator's share of a split batch panicked".into())), Duration::ZERO)
+            });
+            (accelerator, host)
+        });
+        let mut failures = ours?;
+        failures.extend(rest?.into_iter().map(|(s, e)| (s + k, e)));
+        if self.pinned.is_none() {
+            let mut map = remembered().lock().unwrap_or_else(|e| e.into_inner());
+            let entry = map.entry(key).or_default();
+            let rate = |members: usize, t: Duration| members as f64 / t.as_secs_f64().max(1e-9);
+            if k > 0 && k < count {
+                let (acc, host) = (rate(k, t_acc), rate(count - k, t_host));
+                entry.ratio = average(entry.split_rate.map(|_| entry.ratio), acc / (acc + host));
+                entry.split_rate = Some(average(entry.split_rate, rate(count, t_acc.max(t_host))));
+            } else if k == count {
+                entry.alone_rate = Some(average(entry.alone_rate, rate(count, t_acc)));
+            }
+            entry.calls += 1;
+        }
+        let share = Share {
+            accelerator: k,
+            host: count - k,
+            accelerator_time: t_acc,
+            host_time: t_host,
+            ratio,
+            pinned: self.pinned.is_some(),
+        };
+        Ok(SplitSolution { x, failures, share })
+    }
+
+    fn ratio_for(&self, key: Key) -> Option<f64> {
+        remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|m| m.ratio)
+    }
+}
