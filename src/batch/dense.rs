@@ -41,11 +41,13 @@ impl FactorStatus {
     }
 }
 
-/// The blocking: panel width of the factorizations, order of the diagonal
-/// blocks of the solves.
+/// The blocking: panel width of the factorizations, width of the block
+/// columns of Cholesky's trailing updates, order of the diagonal blocks of
+/// the solves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchParams {
     pub panel: usize,
+    pub update_block: usize,
     pub solve_block: usize,
 }
 
@@ -63,7 +65,7 @@ impl BatchParams {
             }
             w
         };
-        BatchParams { panel, solve_block: 64 }
+        BatchParams { panel, update_block: 128, solve_block: 64 }
     }
 }
 
@@ -212,8 +214,9 @@ pub fn lu_in_place<B: Backend, T: Scalar>(
 
 /// The blocked right-looking Cholesky of `count` `n × n` members of `a`
 /// (lower triangle), first failures to `info`. The trailing updates are
-/// whole-block products (twice `syrk`'s work, at `gemm`'s speed); each
-/// panel then clears what they wrote above the diagonal. Enqueues only.
+/// products of block columns from their diagonal blocks down (`gemm`s that
+/// also write the upper part of the diagonal blocks: each panel clears
+/// what lies above its diagonal). Enqueues only.
 pub fn cholesky_in_place<B: Backend, T: Scalar>(
     be: &B,
     a: &BufferMut<'_, B, T>,
@@ -232,10 +235,14 @@ pub fn cholesky_in_place<B: Backend, T: Scalar>(
             info.strided_mut(Block::dense(1, 1), 1, count)?,
             k,
         )?;
-        if rest > 0 {
-            let l21 = read(a.buffer(), n, count, (k + w, k, rest, w))?;
-            let a22 = members(a, n, count, (k + w, k + w, rest, rest))?;
-            be.batched_gemm(-T::ONE, l21, Op::NoTrans, l21, Op::Trans, T::ONE, a22)?;
+        // The lower part of the trailing matrix, a block column at a time
+        // (each from its diagonal block down).
+        for j in (0..rest).step_by(params.update_block) {
+            let wj = params.update_block.min(rest - j);
+            let l21 = read(a.buffer(), n, count, (k + w + j, k, rest - j, w))?;
+            let l21_top = read(a.buffer(), n, count, (k + w + j, k, wj, w))?;
+            let a22 = members(a, n, count, (k + w + j, k + w + j, rest - j, wj))?;
+            be.batched_gemm(-T::ONE, l21, Op::NoTrans, l21_top, Op::Trans, T::ONE, a22)?;
         }
     }
     Ok(())

@@ -243,9 +243,15 @@ impl Cuda {
                 "{OP}: a triangle of order {m}, past the {TRSM_ORDER} it takes (solve by blocks)"
             )));
         }
-        // A thread per row (a warp or two) by as many (member, column)
+        // A thread per row (16, 32 or 64 rows) by as many (member, column)
         // pairs as make 256 threads.
-        let rows = if m <= 32 { 32 } else { 64 };
+        let rows = if m <= 16 {
+            16
+        } else if m <= 32 {
+            32
+        } else {
+            64
+        };
         let (pairs, tile) = (count * cols, 256 / rows);
         int(OP, pairs.div_ceil(tile))?;
         let cfg = LaunchConfig {
