@@ -103,7 +103,7 @@ impl Cuda {
             return Ok(());
         }
         int(OP, count)?;
-        let mut args = vec![
+        let args = vec![
             p_mut(&a),
             n(a.block().ld),
             n(a.stride()),
@@ -116,13 +116,7 @@ impl Cuda {
             n(info.stride()),
             int(OP, offset)?,
         ];
-        if m <= WARP_ROWS {
-            args.push(n(count));
-            let name = format!("batch_getrf_warp{}_{}", warp_columns(nb), T::NAME);
-            return self.launch("batch_lu", &name, per_warp(count), &args);
-        }
-        let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(OP, m, nb)?);
-        self.launch("batch_lu", &format!("batch_getrf_panel_{}", T::NAME), cfg, &args)
+        self.launch_panel::<T>(("batch_lu", "batch_getrf"), (m, nb, count), args)
     }
 
     pub(super) fn batch_potrf_panel<T: Scalar>(
@@ -144,7 +138,7 @@ impl Cuda {
         }
         int(OP, count)?;
         let m = rows - offset;
-        let mut args = vec![
+        let args = vec![
             p_mut(&a),
             n(a.block().ld),
             n(a.stride()),
@@ -154,13 +148,25 @@ impl Cuda {
             n(info.stride()),
             int(OP, offset)?,
         ];
+        self.launch_panel::<T>(("batch_cholesky", "batch_potrf"), (m, nb, count), args)
+    }
+
+    /// A panel kernel `{kernel}_warp{8,16,32}` (a warp per member, `count`
+    /// appended to `args`) for panels of up to 32 rows, else
+    /// `{kernel}_panel` (a block per member, the panel in shared memory).
+    fn launch_panel<T: Scalar>(
+        &self,
+        (file, kernel): (&str, &str),
+        (m, nb, count): (usize, usize, usize),
+        mut args: Vec<Arg>,
+    ) -> Result<()> {
         if m <= WARP_ROWS {
             args.push(n(count));
-            let name = format!("batch_potrf_warp{}_{}", warp_columns(nb), T::NAME);
-            return self.launch("batch_cholesky", &name, per_warp(count), &args);
+            let name = format!("{kernel}_warp{}_{}", warp_columns(nb), T::NAME);
+            return self.launch(file, &name, per_warp(count), &args);
         }
-        let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(OP, m, nb)?);
-        self.launch("batch_cholesky", &format!("batch_potrf_panel_{}", T::NAME), cfg, &args)
+        let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(kernel, m, nb)?);
+        self.launch(file, &format!("{kernel}_panel_{}", T::NAME), cfg, &args)
     }
 
     pub(super) fn batch_laswp<T: Scalar>(
@@ -179,6 +185,19 @@ impl Cuda {
         if count == 0 || cols == 0 || k == 0 {
             return Ok(());
         }
+        let mut args = vec![
+            p_mut(&a),
+            n(a.block().ld),
+            n(a.stride()),
+            int(OP, rows)?,
+            int(OP, cols)?,
+            p(&ipiv),
+            inc(&ipiv),
+            n(ipiv.stride()),
+            int(OP, k)?,
+            int(OP, shift)?,
+            Arg::I32(i32::from(reverse)),
+        ];
         if rows <= LASWP_ROWS && cols >= 8 {
             // A block per member and tile of 8 columns, a warp per column
             // (few columns, as a solve's right-hand sides, take the
@@ -188,38 +207,14 @@ impl Cuda {
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: (rows * size_of::<i32>()) as u32,
             };
-            let args = [
-                p_mut(&a),
-                n(a.block().ld),
-                n(a.stride()),
-                int(OP, rows)?,
-                int(OP, cols)?,
-                p(&ipiv),
-                inc(&ipiv),
-                n(ipiv.stride()),
-                int(OP, k)?,
-                int(OP, shift)?,
-                Arg::I32(i32::from(reverse)),
-            ];
             return self.launch("batch_lu", &format!("batch_laswp_perm_{}", T::NAME), cfg, &args);
         }
+        // A thread per (member, column) pair; the kernel takes their number
+        // after the shape.
         let pairs = count * cols;
         let cfg = super::launch::grid_1d(pairs, pairs.div_ceil(super::launch::BLOCK));
         int(OP, pairs.div_ceil(super::launch::BLOCK))?;
-        let args = [
-            p_mut(&a),
-            n(a.block().ld),
-            n(a.stride()),
-            int(OP, rows)?,
-            int(OP, cols)?,
-            n(pairs),
-            p(&ipiv),
-            inc(&ipiv),
-            n(ipiv.stride()),
-            int(OP, k)?,
-            int(OP, shift)?,
-            Arg::I32(i32::from(reverse)),
-        ];
+        args.insert(5, n(pairs));
         self.launch("batch_lu", &format!("batch_laswp_{}", T::NAME), cfg, &args)
     }
 
