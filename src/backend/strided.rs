@@ -82,8 +82,8 @@ macro_rules! strided_accessors {
         pub fn member_block(&self, s: usize) -> Block {
             Block { offset: self.block.offset + s * self.stride, ..self.block }
         }
-        /// Member 0's block (what a batched primitive checks), or an empty
-        /// block when there are no members.
+        /// Member `s`'s block. Member 0's is there even in an empty batch
+        /// (a batched primitive checks its arguments on it).
         pub fn member(&self, s: usize) -> Result<View<'_, B, E>> {
             if s >= self.count.max(1) {
                 return Err(Error::InvalidArgument(format!("member {s} of a batch of {}", self.count)));

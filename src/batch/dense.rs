@@ -151,7 +151,8 @@ fn factor_owned<T: Scalar>(mut factors: Batch<T>, kind: Kind) -> Result<BatchFac
     Ok(BatchFactor { kind, factors, ipiv, status, params })
 }
 
-/// The member `matrix` block of each of `count` `n × n` members.
+/// The block `(i, j, rows, cols)` of each of `count` `n × n` members of
+/// `a`, writable.
 fn members<'a, B: Backend, T: Scalar>(
     a: &'a BufferMut<'_, B, T>,
     n: usize,
@@ -161,6 +162,7 @@ fn members<'a, B: Backend, T: Scalar>(
     a.strided_mut(Block::dense(n, n).sub(i, j, rows, cols)?, n * n, count)
 }
 
+/// [`members`], to read.
 fn read<'a, B: Backend, T: Scalar>(
     a: &'a B::Buffer<T>,
     n: usize,

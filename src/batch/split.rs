@@ -1,8 +1,8 @@
 //! One batch on two devices at once: the GPU takes a share of the members
 //! and the CPU's threads the rest, in the ratio that makes both finish
-//! together — the coprocessor of Göddeke, Strzodka and Turek (2005–2007),
-//! where the CPU's otherwise idle time makes the GPU's work "virtually
-//! free", with the ratio measured rather than set by hand.
+//! together — the GPU as a coprocessor of Brodtkorb (2007), where the
+//! CPU's otherwise idle time makes the GPU's work "virtually free", with
+//! the ratio measured rather than set by hand.
 //!
 //! A [`Coprocessor`] holds the accelerator and the host. A call takes the
 //! batch from host memory, starts the accelerator's share on a thread of
