@@ -151,6 +151,50 @@ __device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, in
     if (lane == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
 }
 
+// dgetrs for members of at most NB ≤ 32 rows: a warp per member
+// (blockIdx.x·warps + warp < count), lane i holding row i of LU in
+// registers and entry i of the right-hand side being solved; the
+// interchanges, the forward and the back substitution are shuffles, so
+// the factors are read once and there is no barrier.
+template <typename T, int NB>
+__device__ void batch_getrs_warp(const T* lu, long long ld, long long stride, int n, const int* ipiv,
+                                 long long ipiv_inc, long long ipiv_stride, T* b, long long ldb, long long bstride,
+                                 int nrhs, long long count) {
+    const int lane = threadIdx.x % WARP;
+    const long long s = (long long)blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    if (s >= count) return;  // the whole warp
+    lu += s * stride;
+    ipiv += s * ipiv_stride;
+    b += s * bstride;
+    T row[NB];
+#pragma unroll
+    for (int c = 0; c < NB; ++c) row[c] = c < n && lane < n ? lu[lane + c * ld] : T(0);
+    const int piv = lane < n ? ipiv[lane * ipiv_inc] - 1 : lane;
+    for (int q = 0; q < nrhs; ++q) {
+        T x = lane < n ? b[lane + q * ldb] : T(0);
+        for (int i = 0; i < n; ++i) {
+            const int r = __shfl_sync(0xffffffffu, piv, i);
+            const T xi = __shfl_sync(0xffffffffu, x, i), xr = __shfl_sync(0xffffffffu, x, r);
+            if (lane == i) x = xr;
+            if (lane == r) x = xi;
+        }
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+            const T xj = __shfl_sync(0xffffffffu, x, j);
+            if (j < n && lane > j) x -= row[j] * xj;
+        }
+#pragma unroll
+        for (int j = NB - 1; j >= 0; --j) {
+            if (j < n) {
+                if (lane == j) x /= row[j];
+                const T xj = __shfl_sync(0xffffffffu, x, j);
+                if (lane < j) x -= row[j] * xj;
+            }
+        }
+        if (lane < n) b[lane + q * ldb] = x;
+    }
+}
+
 // dlaswp on the columns of every member: rows i and ipiv[i] - 1 - shift
 // exchanged for i in 0..k (in reverse order when `reverse`). One thread a
 // (member, column) pair, `pairs` of them in all.
@@ -220,6 +264,12 @@ __device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows,
 }
 
 #define WARP_ENTRY(T, NB)                                                                                      \
+    extern "C" __global__ void batch_getrs_warp##NB##_##T(const T* lu, long long ld, long long stride, int n,  \
+                                                          const int* ipiv, long long ipiv_inc,                 \
+                                                          long long ipiv_stride, T* b, long long ldb,          \
+                                                          long long bstride, int nrhs, long long count) {      \
+        batch_getrs_warp<T, NB>(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs, count); \
+    }                                                                                                          \
     extern "C" __global__ void batch_getrf_warp##NB##_##T(T* a, long long ld, long long stride, int m, int nb, \
                                                           int* ipiv, long long ipiv_inc, long long ipiv_stride,\
                                                           int* info, long long info_stride, int offset,        \

@@ -89,6 +89,9 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             // batch_getrf_warp{nb}(batch_getrf_panel's arguments, count)
             let args = vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32, I64];
             add("batch_lu.cu", format!("batch_getrf_warp{nb}_{t}"), args);
+            // batch_getrs_warp{nb}(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs, count)
+            let args = vec![P, I64, I64, I32, P, I64, I64, P, I64, I64, I32, I64];
+            add("batch_lu.cu", format!("batch_getrs_warp{nb}_{t}"), args);
             // batch_potrf_warp{nb}(batch_potrf_panel's arguments, count)
             add(
                 "batch_cholesky.cu",

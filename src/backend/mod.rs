@@ -573,6 +573,19 @@ pub trait Backend: Sized + Send + Sync + 'static {
         b: StridedMut<'_, Self, T>,
     ) -> Result<()>;
 
+    /// `B := A⁻¹·B` on every member from its LU factors as
+    /// [`Backend::batched_getrf_panel`] leaves them for a whole member
+    /// (`lu` square, `ipiv` a vector block of each member): the
+    /// interchanges, then `L` (unit) and `U` forward and back — LAPACK's
+    /// `dgetrs`. For members small enough to be one diagonal block of the
+    /// blocked solve, which a GPU does in one pass.
+    fn batched_getrs<T: Scalar>(
+        &self,
+        lu: Strided<'_, Self, T>,
+        ipiv: Strided<'_, Self, i32>,
+        b: StridedMut<'_, Self, T>,
+    ) -> Result<()>;
+
     /// [`Backend::gemm`] on every member.
     #[allow(clippy::too_many_arguments)]
     fn batched_gemm<T: Scalar>(

@@ -270,6 +270,11 @@ pub fn solve_in_place<B: Backend, T: Scalar>(
     }
     let rhs = |i: usize, rows: usize| x.strided_mut(Block::dense(n, nrhs).sub(i, 0, rows, nrhs)?, n * nrhs, count);
     let rhs_read = |i: usize, rows: usize| x.strided(Block::dense(n, nrhs).sub(i, 0, rows, nrhs)?, n * nrhs, count);
+    if let (Some(ipiv), true) = (ipiv, n <= params.solve_block) {
+        // One diagonal block: the whole solve in one call.
+        let ipiv = Strided::new(ipiv, Block::dense(n, 1), n, count)?;
+        return be.batched_getrs(read(f, n, count, (0, 0, n, n))?, ipiv, rhs(0, n)?);
+    }
     if let Some(ipiv) = ipiv {
         be.batched_laswp(rhs(0, n)?, Strided::new(ipiv, Block::dense(n, 1), n, count)?, 0, false)?;
     }

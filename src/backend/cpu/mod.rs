@@ -794,6 +794,22 @@ impl Backend for Cpu {
         self.for_each_member(count, |be, s| be.trsm(Side::Left, uplo, op, diag, T::ONE, a.member(s)?, b.member_mut(s)?))
     }
 
+    fn batched_getrs<T: Scalar>(
+        &self,
+        lu: Strided<'_, Cpu, T>,
+        ipiv: Strided<'_, Cpu, i32>,
+        b: StridedMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        let count =
+            check::members("batched_getrs", &[operand("LU", &lu), operand("ipiv", &ipiv), operand("B", &b.rb())])?;
+        self.for_each_member(count, |be, s| {
+            let (lu, mut x) = (lu.member(s)?, b.member_mut(s)?);
+            be.laswp(x.rb_mut(), ipiv.member(s)?, 0, false)?;
+            be.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, T::ONE, lu, x.rb_mut())?;
+            be.trsm(Side::Left, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T::ONE, lu, x)
+        })
+    }
+
     fn batched_gemm<T: Scalar>(
         &self,
         alpha: T,

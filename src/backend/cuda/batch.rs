@@ -271,6 +271,54 @@ impl Cuda {
         self.launch("batch_trsm", &format!("batch_trsm_{}", T::NAME), cfg, &args)
     }
 
+    pub(super) fn batch_getrs<T: Scalar>(
+        &self,
+        lu: Strided<'_, Cuda, T>,
+        ipiv: Strided<'_, Cuda, i32>,
+        mut b: StridedMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        const OP: &str = "batched_getrs";
+        let count = check::members(
+            OP,
+            &[check::operand("LU", &lu), check::operand("ipiv", &ipiv), check::operand("B", &b.rb())],
+        )?;
+        check::triangular(OP, Side::Left, Uplo::Lower, &lu.member(0)?, &b.member_mut(0)?)?;
+        let (m, cols) = (b.rows(), b.cols());
+        if ipiv.member(0)?.block().vector_len() != Some(m) {
+            return Err(Error::dims(
+                OP,
+                format!("ipiv must be a vector of {m} entries, is {}×{}", ipiv.rows(), ipiv.cols()),
+            ));
+        }
+        if count == 0 || m == 0 || cols == 0 {
+            return Ok(());
+        }
+        if m > WARP_ROWS {
+            // The three steps, each over every member.
+            self.batch_laswp(b.rb_mut(), ipiv, 0, false)?;
+            self.batch_trsm(Uplo::Lower, Op::NoTrans, Diag::Unit, lu, b.rb_mut())?;
+            return self.batch_trsm(Uplo::Upper, Op::NoTrans, Diag::NonUnit, lu, b);
+        }
+        // A warp per member, its rows of LU in registers, all in one pass.
+        int(OP, count)?;
+        let args = [
+            p(&lu),
+            n(lu.block().ld),
+            n(lu.stride()),
+            int(OP, m)?,
+            p(&ipiv),
+            inc(&ipiv),
+            n(ipiv.stride()),
+            p_mut(&b),
+            n(b.block().ld),
+            n(b.stride()),
+            int(OP, cols)?,
+            n(count),
+        ];
+        let name = format!("batch_getrs_warp{}_{}", warp_columns(m), T::NAME);
+        self.launch("batch_lu", &name, per_warp(count), &args)
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn batch_gemm<T: Scalar>(
         &self,

@@ -573,6 +573,15 @@ impl Backend for Cuda {
         self.batch_trsm(uplo, op, diag, a, b)
     }
 
+    fn batched_getrs<T: Scalar>(
+        &self,
+        lu: Strided<'_, Cuda, T>,
+        ipiv: Strided<'_, Cuda, i32>,
+        b: StridedMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.batch_getrs(lu, ipiv, b)
+    }
+
     fn batched_gemm<T: Scalar>(
         &self,
         alpha: T,
