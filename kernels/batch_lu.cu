@@ -92,26 +92,47 @@ __device__ void batch_getrf_panel(T* a, long long ld, long long stride, int m, i
     if (t == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
 }
 
-// batch_getrf_panel for panels of at most 32 rows and NB ≥ nb columns: a
-// warp per member (blockIdx.x·warps + warp < count), lane i holding row i
-// in registers. Rows are not moved while the panel is factored: each lane
-// keeps the position its row has after the interchanges so far (LAPACK's
-// sequence of swaps, simulated), the pivot search runs over the positions
-// not yet pivoted, and the rows go to their positions when stored. So a
-// step costs the search and one broadcast per column, all shuffles, with
-// no barrier. Loops over columns are unrolled to NB with a guard (not a
-// break, which would stop the unrolling and send `row` to local memory).
-template <typename T, int NB>
+// The members of the warp-per-member kernels: W lanes a member (32, or 16
+// for members of up to 16 rows, two to a warp). A group past the last
+// member stays in the loops (the shuffles need every lane of the warp)
+// but reads and writes nothing.
+template <int W>
+struct Group {
+    int lane;        // within the member's group of W lanes
+    long long s;     // the member
+    bool live;       // s < count
+    unsigned shift;  // the group's first lane in the warp
+    __device__ Group(long long count)
+        : lane(threadIdx.x % W),
+          s((long long)blockIdx.x * (blockDim.x / W) + threadIdx.x / W),
+          live(s < count),
+          shift(threadIdx.x % WARP / W * W) {}
+    // The lowest lane of this group for which `pred` holds, or -1.
+    __device__ int first(bool pred) const {
+        const unsigned bits = __ballot_sync(0xffffffffu, pred) >> shift;
+        return __ffs(W == WARP ? bits : bits & ((1u << W) - 1)) - 1;
+    }
+};
+
+// batch_getrf_panel for panels of at most W ≤ 32 rows and NB ≥ nb columns:
+// W lanes per member (see Group), lane i holding row i in registers. Rows
+// are not moved while the panel is factored: each lane keeps the position
+// its row has after the interchanges so far (LAPACK's sequence of swaps,
+// simulated), the pivot search runs over the positions not yet pivoted,
+// and the rows go to their positions when stored. So a step costs the
+// search and one broadcast per column, all shuffles, with no barrier.
+// Loops over columns are unrolled to NB with a guard (not a break, which
+// would stop the unrolling and send `row` to local memory).
+template <typename T, int NB, int W>
 __device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, int nb, int* ipiv, long long ipiv_inc,
                                  long long ipiv_stride, int* info, long long info_stride, int offset, long long count) {
-    const int lane = threadIdx.x % WARP;
-    const long long s = (long long)blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
-    if (s >= count) return;  // the whole warp
-    a += s * stride;
-    ipiv += s * ipiv_stride;
+    const Group<W> g(count);
+    const int lane = g.lane, rows = g.live ? m : 0;
+    a += g.s * stride;
+    ipiv += g.s * ipiv_stride;
     T row[NB];
 #pragma unroll
-    for (int c = 0; c < NB; ++c) row[c] = c < nb && lane < m ? a[lane + c * ld] : T(0);
+    for (int c = 0; c < NB; ++c) row[c] = c < nb && lane < rows ? a[lane + c * ld] : T(0);
     int pos = lane;  // this row's position after the interchanges so far
     int failed = 0;
 #pragma unroll
@@ -120,78 +141,77 @@ __device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, in
             // The largest magnitude over the positions j.., the first
             // position on ties, as dgetf2.
             const double x = abs_d(row[j]);
-            double v = pos >= j && lane < m ? (is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x) : -1.0;
+            double v = pos >= j && lane < rows ? (is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x) : -1.0;
             int p = pos;
-            for (int o = WARP / 2; o > 0; o >>= 1) {
-                const double v2 = __shfl_xor_sync(0xffffffffu, v, o);
-                const int p2 = __shfl_xor_sync(0xffffffffu, p, o);
+            for (int o = W / 2; o > 0; o >>= 1) {
+                const double v2 = __shfl_xor_sync(0xffffffffu, v, o, W);
+                const int p2 = __shfl_xor_sync(0xffffffffu, p, o, W);
                 better(v, p, v2, p2);
             }
-            const int owner = __ffs(__ballot_sync(0xffffffffu, pos == p && lane < m)) - 1;
+            const int owner = g.first(pos == p && lane < rows);
             // Swap positions j and p.
             if (pos == j) pos = p;
             else if (lane == owner) pos = j;
-            const T d = __shfl_sync(0xffffffffu, row[j], owner);
+            const T d = __shfl_sync(0xffffffffu, row[j], owner, W);
             const bool ok = d != T(0) && is_finite(d);
             if (!ok && failed == 0) failed = j + 1;
-            if (lane == 0) ipiv[j * ipiv_inc] = offset + p + 1;
+            if (lane == 0 && g.live) ipiv[j * ipiv_inc] = offset + p + 1;
             const T rd = T(1) / d;
-            const bool below = pos > j && lane < m;
+            const bool below = pos > j && lane < rows;
             if (ok && below) row[j] = is_finite(rd) ? row[j] * rd : row[j] / d;
 #pragma unroll
             for (int c = j + 1; c < NB; ++c) {
-                const T u = __shfl_sync(0xffffffffu, row[c], owner);
+                const T u = __shfl_sync(0xffffffffu, row[c], owner, W);
                 if (below) row[c] -= row[j] * u;
             }
         }
     }
 #pragma unroll
     for (int c = 0; c < NB; ++c)
-        if (c < nb && lane < m) a[pos + c * ld] = row[c];
-    if (lane == 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
+        if (c < nb && lane < rows) a[pos + c * ld] = row[c];
+    if (lane == 0 && g.live && failed != 0 && info[g.s * info_stride] == 0) info[g.s * info_stride] = offset + failed;
 }
 
-// dgetrs for members of at most NB ≤ 32 rows: a warp per member
-// (blockIdx.x·warps + warp < count), lane i holding row i of LU in
-// registers and entry i of the right-hand side being solved; the
-// interchanges, the forward and the back substitution are shuffles, so
-// the factors are read once and there is no barrier.
-template <typename T, int NB>
+// dgetrs for members of at most NB ≤ W rows: W lanes per member (see
+// Group), lane i holding row i of LU in registers and entry i of the
+// right-hand side being solved; the interchanges, the forward and the back
+// substitution are shuffles, so the factors are read once and there is no
+// barrier.
+template <typename T, int NB, int W>
 __device__ void batch_getrs_warp(const T* lu, long long ld, long long stride, int n, const int* ipiv,
                                  long long ipiv_inc, long long ipiv_stride, T* b, long long ldb, long long bstride,
                                  int nrhs, long long count) {
-    const int lane = threadIdx.x % WARP;
-    const long long s = (long long)blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
-    if (s >= count) return;  // the whole warp
-    lu += s * stride;
-    ipiv += s * ipiv_stride;
-    b += s * bstride;
+    const Group<W> g(count);
+    const int lane = g.lane, rows = g.live ? n : 0;
+    lu += g.s * stride;
+    ipiv += g.s * ipiv_stride;
+    b += g.s * bstride;
     T row[NB];
 #pragma unroll
-    for (int c = 0; c < NB; ++c) row[c] = c < n && lane < n ? lu[lane + c * ld] : T(0);
-    const int piv = lane < n ? ipiv[lane * ipiv_inc] - 1 : lane;
+    for (int c = 0; c < NB; ++c) row[c] = c < n && lane < rows ? lu[lane + c * ld] : T(0);
+    const int piv = lane < rows ? ipiv[lane * ipiv_inc] - 1 : lane;
     for (int q = 0; q < nrhs; ++q) {
-        T x = lane < n ? b[lane + q * ldb] : T(0);
+        T x = lane < rows ? b[lane + q * ldb] : T(0);
         for (int i = 0; i < n; ++i) {
-            const int r = __shfl_sync(0xffffffffu, piv, i);
-            const T xi = __shfl_sync(0xffffffffu, x, i), xr = __shfl_sync(0xffffffffu, x, r);
+            const int r = __shfl_sync(0xffffffffu, piv, i, W);
+            const T xi = __shfl_sync(0xffffffffu, x, i, W), xr = __shfl_sync(0xffffffffu, x, r, W);
             if (lane == i) x = xr;
             if (lane == r) x = xi;
         }
 #pragma unroll
         for (int j = 0; j < NB; ++j) {
-            const T xj = __shfl_sync(0xffffffffu, x, j);
+            const T xj = __shfl_sync(0xffffffffu, x, j, W);
             if (j < n && lane > j) x -= row[j] * xj;
         }
 #pragma unroll
         for (int j = NB - 1; j >= 0; --j) {
             if (j < n) {
-                if (lane == j) x /= row[j];
-                const T xj = __shfl_sync(0xffffffffu, x, j);
+                if (lane == j && lane < rows) x /= row[j];
+                const T xj = __shfl_sync(0xffffffffu, x, j, W);
                 if (lane < j) x -= row[j] * xj;
             }
         }
-        if (lane < n) b[lane + q * ldb] = x;
+        if (lane < rows) b[lane + q * ldb] = x;
     }
 }
 
@@ -263,19 +283,18 @@ __device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows,
     }
 }
 
-#define WARP_ENTRY(T, NB)                                                                                      \
-    extern "C" __global__ void batch_getrs_warp##NB##_##T(const T* lu, long long ld, long long stride, int n,  \
-                                                          const int* ipiv, long long ipiv_inc,                 \
-                                                          long long ipiv_stride, T* b, long long ldb,          \
-                                                          long long bstride, int nrhs, long long count) {      \
-        batch_getrs_warp<T, NB>(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs, count); \
+#define WARP_ENTRY(T, NB, W)                                                                                   \
+    extern "C" __global__ void batch_getrs_warp##NB##x##W##_##T(                                               \
+        const T* lu, long long ld, long long stride, int n, const int* ipiv, long long ipiv_inc,               \
+        long long ipiv_stride, T* b, long long ldb, long long bstride, int nrhs, long long count) {            \
+        batch_getrs_warp<T, NB, W>(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs,      \
+                                   count);                                                                     \
     }                                                                                                          \
-    extern "C" __global__ void batch_getrf_warp##NB##_##T(T* a, long long ld, long long stride, int m, int nb, \
-                                                          int* ipiv, long long ipiv_inc, long long ipiv_stride,\
-                                                          int* info, long long info_stride, int offset,        \
-                                                          long long count) {                                   \
-        batch_getrf_warp<T, NB>(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset,  \
-                                count);                                                                        \
+    extern "C" __global__ void batch_getrf_warp##NB##x##W##_##T(                                               \
+        T* a, long long ld, long long stride, int m, int nb, int* ipiv, long long ipiv_inc,                    \
+        long long ipiv_stride, int* info, long long info_stride, int offset, long long count) {                \
+        batch_getrf_warp<T, NB, W>(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride,       \
+                                   offset, count);                                                             \
     }
 #define ENTRIES(T)                                                                                             \
     extern "C" __global__ void batch_laswp_perm_##T(T* a, long long ld, long long stride, int rows, int cols,  \
@@ -288,9 +307,11 @@ __device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows,
                                                      int* info, long long info_stride, int offset) {           \
         batch_getrf_panel(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset);       \
     }                                                                                                          \
-    WARP_ENTRY(T, 8)                                                                                           \
-    WARP_ENTRY(T, 16)                                                                                          \
-    WARP_ENTRY(T, 32)                                                                                          \
+    WARP_ENTRY(T, 8, 16)                                                                                       \
+    WARP_ENTRY(T, 16, 16)                                                                                      \
+    WARP_ENTRY(T, 8, 32)                                                                                       \
+    WARP_ENTRY(T, 16, 32)                                                                                      \
+    WARP_ENTRY(T, 32, 32)                                                                                      \
     extern "C" __global__ void batch_laswp_##T(T* a, long long ld, long long stride, int rows, int cols,       \
                                                long long pairs, const int* ipiv, long long ipiv_inc,           \
                                                long long ipiv_stride, int k, int shift, int reverse) {         \

@@ -86,12 +86,14 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         // batch_getrf_panel(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset)
         add("batch_lu.cu", format!("batch_getrf_panel_{t}"), vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32]);
         for nb in [8, 16, 32] {
-            // batch_getrf_warp{nb}(batch_getrf_panel's arguments, count)
-            let args = vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32, I64];
-            add("batch_lu.cu", format!("batch_getrf_warp{nb}_{t}"), args);
-            // batch_getrs_warp{nb}(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs, count)
-            let args = vec![P, I64, I64, I32, P, I64, I64, P, I64, I64, I32, I64];
-            add("batch_lu.cu", format!("batch_getrs_warp{nb}_{t}"), args);
+            for lanes in [16, 32].into_iter().filter(|&l| l >= nb) {
+                // batch_getrf_warp{nb}x{lanes}(batch_getrf_panel's arguments, count)
+                let args = vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32, I64];
+                add("batch_lu.cu", format!("batch_getrf_warp{nb}x{lanes}_{t}"), args);
+                // batch_getrs_warp{nb}x{lanes}(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs, count)
+                let args = vec![P, I64, I64, I32, P, I64, I64, P, I64, I64, I32, I64];
+                add("batch_lu.cu", format!("batch_getrs_warp{nb}x{lanes}_{t}"), args);
+            }
             // batch_potrf_warp{nb}(batch_potrf_panel's arguments, count)
             add(
                 "batch_cholesky.cu",

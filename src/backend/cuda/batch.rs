@@ -56,8 +56,8 @@ const PANEL_THREADS: usize = 256;
 /// Panels up to this many rows take a warp per member, rows in registers.
 const WARP_ROWS: usize = 32;
 
-/// Members (warps) per block of the warp-per-member panels.
-const WARPS: usize = 4;
+/// Threads per block of the warp-per-member kernels.
+const WARP_BLOCK: usize = 128;
 
 /// The register rows of a warp-per-member panel kernel: 8, 16 or 32
 /// columns, the fewest that hold `nb`.
@@ -65,13 +65,19 @@ fn warp_columns(nb: usize) -> usize {
     nb.next_power_of_two().clamp(8, 32)
 }
 
-/// The launch of a warp-per-member panel.
-fn per_warp(count: usize) -> LaunchConfig {
+/// The launch of a warp-per-member kernel with `lanes` (32 or 16) a member.
+fn per_warp(count: usize, lanes: usize) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (count.div_ceil(WARPS) as u32, 1, 1),
-        block_dim: ((32 * WARPS) as u32, 1, 1),
+        grid_dim: (count.div_ceil(WARP_BLOCK / lanes) as u32, 1, 1),
+        block_dim: (WARP_BLOCK as u32, 1, 1),
         shared_mem_bytes: 0,
     }
+}
+
+/// Lanes a member in the LU kernels of a warp per member: members of up
+/// to 16 rows go two to a warp.
+fn lu_lanes(m: usize) -> usize {
+    if m <= 16 { 16 } else { 32 }
 }
 
 fn panel_smem<T: Scalar>(op: &str, m: usize, nb: usize) -> Result<usize> {
@@ -151,8 +157,9 @@ impl Cuda {
         self.launch_panel::<T>(("batch_cholesky", "batch_potrf"), (m, nb, count), args)
     }
 
-    /// A panel kernel `{kernel}_warp{8,16,32}` (a warp per member, `count`
-    /// appended to `args`) for panels of up to 32 rows, else
+    /// A panel kernel `{kernel}_warp{NB}` (a warp per member, `count`
+    /// appended to `args`; `{kernel}_warp{NB}x{lanes}` for LU, whose small
+    /// members go two to a warp) for panels of up to 32 rows, else
     /// `{kernel}_panel` (a block per member, the panel in shared memory).
     fn launch_panel<T: Scalar>(
         &self,
@@ -162,8 +169,12 @@ impl Cuda {
     ) -> Result<()> {
         if m <= WARP_ROWS {
             args.push(n(count));
-            let name = format!("{kernel}_warp{}_{}", warp_columns(nb), T::NAME);
-            return self.launch(file, &name, per_warp(count), &args);
+            let (name, lanes) = if kernel == "batch_getrf" {
+                (format!("{kernel}_warp{}x{}_{}", warp_columns(nb), lu_lanes(m), T::NAME), lu_lanes(m))
+            } else {
+                (format!("{kernel}_warp{}_{}", warp_columns(nb), T::NAME), 32)
+            };
+            return self.launch(file, &name, per_warp(count, lanes), &args);
         }
         let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(kernel, m, nb)?);
         self.launch(file, &format!("{kernel}_panel_{}", T::NAME), cfg, &args)
@@ -315,8 +326,8 @@ impl Cuda {
             int(OP, cols)?,
             n(count),
         ];
-        let name = format!("batch_getrs_warp{}_{}", warp_columns(m), T::NAME);
-        self.launch("batch_lu", &name, per_warp(count), &args)
+        let name = format!("batch_getrs_warp{}x{}_{}", warp_columns(m), lu_lanes(m), T::NAME);
+        self.launch("batch_lu", &name, per_warp(count, lu_lanes(m)), &args)
     }
 
     #[allow(clippy::too_many_arguments)]
