@@ -14,6 +14,7 @@
 //   blockDim.x >= ceil(m / gridDim.x), a multiple of 32, from 64 to
 //   CL_MAX_THREADS; no dynamic shared memory.
 
+#include "cluster.cuh"
 #include "lu_reg.cuh"
 
 // Most threads of a block, a row each.
@@ -33,23 +34,6 @@
 #define CL_MAX_BLOCKS 16
 #define CL_PIECES (1 + REG_NB / 2)
 #if __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    unsigned a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-// The address in block `rank`'s shared memory of what is at `local` in ours.
-__device__ __forceinline__ unsigned in_block(unsigned local, unsigned rank) {
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_barrier() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
 __device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
     unsigned done = 0;
     while (!done)

@@ -1,3 +1,5 @@
+#include "cluster.cuh"
+
 // Batched tridiagonal solves, one thread per system: each system is a
 // sequence of m dependent steps, and a large batch fills the device with
 // independent ones (Thomas 1949; with partial pivoting, LAPACK's dgtsv).
@@ -84,136 +86,258 @@ __device__ void tridiagonal(T* dl, long long ldl, T* d, long long ldd, T* du, lo
 ENTRY(tridiagonal_f32, float)
 ENTRY(tridiagonal_f64, double)
 
-// tridiagonal_hybrid_{f32,f64}(dl, ldl, d, ldd, du, ldu, b, ldb, m, info):
-// the same solve without pivoting for one system per column, a block per
-// system, for long systems (m >= 2 * blockDim.x): Thomas on each thread's
-// chunk of rows and parallel cyclic reduction on the chunks' ends (the
-// hybrid of László, Giles and Appleyard 2016). Thread t owns rows [s, e),
-// balanced, at least two. Its forward sweep leaves every row i > s as
-// x(i) + C(i) x(i+1) + A(i) x(s) = D(i); the backward sweep then writes
-// each interior row as x(i) = P(i) - Q(i) x(e-1) - R(i) x(s). That leaves
-// two equations per chunk, in its first and last unknowns and its
-// neighbours' ends: a tridiagonal system of 2 blockDim.x unknowns, solved by
-// cyclic reduction in shared memory (4 * 2 blockDim.x entries of dynamic
-// shared memory). dl, du and b hold the sweeps' coefficients in between;
-// d is only read. info[s]: 0; k > 0 when a pivot at or before row k - 1
-// (of the chunk or of the reduced system) is zero or not finite (x is NaN);
-// -k when x(k - 1) is not finite.
-template <typename T>
-__device__ void tridiagonal_hybrid(T* dl, long long ldl, const T* d, long long ldd, T* du, long long ldu, T* b,
-                                   long long ldb, long long m, int* info) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    const int nt = blockDim.x, t = threadIdx.x, n = 2 * nt;
-    T* ra = reinterpret_cast<T*>(smem);
-    T* rb = ra + n;
-    T* rc = rb + n;
-    T* rd = rc + n;
-    __shared__ long long failed, nonfinite;
-    const long long sys = blockIdx.x;
-    dl += sys * ldl;
-    d += sys * ldd;
-    du += sys * ldu;
-    b += sys * ldb;
-    if (t == 0) failed = nonfinite = m + 1;
-    __syncthreads();
-    const long long s = t * m / nt, e = (t + 1) * m / nt;
-    const auto bad = [](T x) { return x == T(0) || !isfinite(x); };
-    const auto sup = [&](long long i) { return i + 1 < m ? du[i] : T(0); };
-    // Forward: rows s + 1 .. e - 1 in terms of x(s).
-    T a_prev = T(0), c_prev = T(0), d_prev = T(0);
-    long long fail = m + 1;
-    for (long long i = s + 1; i < e; ++i) {
-        const T ai = dl[i], ci = sup(i);
-        T den, a_new;
-        if (i == s + 1) {
-            den = d[i];
-            a_new = ai;
-        } else {
-            den = d[i] - ai * c_prev;
-            a_new = -ai * a_prev;
-        }
-        if (bad(den) && fail > m) fail = i + 1;
-        const T inv = T(1) / den;
-        const T dn = (i == s + 1 ? b[i] : b[i] - ai * d_prev) * inv;
-        a_prev = a_new * inv;
-        c_prev = ci * inv;
-        d_prev = dn;
-        dl[i] = a_prev;
-        du[i] = c_prev;
-        b[i] = d_prev;
-    }
-    // The last row's equation, A x(s) + x(e-1) + C x(e) = D, kept for the
-    // reduced system; backward: rows e - 2 .. s + 1 in terms of x(s), x(e-1).
-    const T g_a = a_prev, g_c = c_prev, g_d = d_prev;
-    T p = T(0), q = T(-1), r = T(0);  // x(e-1) = 0 - (-1) x(e-1) - 0 x(s)
-    for (long long i = e - 2; i > s; --i) {
-        const T ci = du[i];
-        p = b[i] - ci * p;
-        q = -ci * q;
-        r = dl[i] - ci * r;
-        b[i] = p;
-        du[i] = q;
-        dl[i] = r;
-    }
-    // Row s through x(s+1) = p - q x(e-1) - r x(s): the first equation.
-    const T cs = sup(s);
-    ra[2 * t] = s > 0 ? dl[s] : T(0);
-    rb[2 * t] = d[s] - cs * r;
-    rc[2 * t] = -cs * q;
-    rd[2 * t] = b[s] - cs * p;
-    ra[2 * t + 1] = g_a;
-    rb[2 * t + 1] = T(1);
-    rc[2 * t + 1] = g_c;
-    rd[2 * t + 1] = g_d;
-    if (fail <= m) atomicMin(&failed, fail);
-    __syncthreads();
-    // Cyclic reduction: each step couples every equation to those 2·stride away.
-    for (int stride = 1; stride < n; stride *= 2) {
-        T na[2], nb[2], nc[2], nd[2];
-        for (int h = 0; h < 2; ++h) {
-            const int i = 2 * t + h, lo = i - stride, hi = i + stride;
-            T ai = ra[i], bi = rb[i], ci = rc[i], di = rd[i];
-            T k1 = T(0), k2 = T(0);
-            if (lo >= 0) k1 = ai / rb[lo];
-            if (hi < n) k2 = ci / rb[hi];
-            na[h] = lo >= 0 ? -ra[lo] * k1 : T(0);
-            nc[h] = hi < n ? -rc[hi] * k2 : T(0);
-            nb[h] = bi - (lo >= 0 ? rc[lo] * k1 : T(0)) - (hi < n ? ra[hi] * k2 : T(0));
-            nd[h] = di - (lo >= 0 ? rd[lo] * k1 : T(0)) - (hi < n ? rd[hi] * k2 : T(0));
-        }
-        __syncthreads();
-        for (int h = 0; h < 2; ++h) {
-            const int i = 2 * t + h;
-            ra[i] = na[h];
-            rb[i] = nb[h];
-            rc[i] = nc[h];
-            rd[i] = nd[h];
-        }
-        __syncthreads();
-    }
-    if (bad(rb[2 * t]) || bad(rb[2 * t + 1])) atomicMin(&failed, s + 1);
-    const T xs = rd[2 * t] / rb[2 * t], xe = rd[2 * t + 1] / rb[2 * t + 1];
-    __syncthreads();
-    if (failed <= m) {
-        for (long long i = s; i < e; ++i) b[i] = T(__longlong_as_double(0x7ff8000000000000LL));
-        if (t == 0) info[sys] = (int)failed;
-        return;
-    }
-    long long worst = m + 1;
-    for (long long i = s; i < e; ++i) {
-        const T x = i == s ? xs : i == e - 1 ? xe : b[i] - du[i] * xe - dl[i] * xs;
-        b[i] = x;
-        if (!isfinite(x) && worst > m) worst = i + 1;
-    }
-    if (worst <= m) atomicMin(&nonfinite, worst);
-    __syncthreads();
-    if (t == 0) info[sys] = nonfinite <= m ? -(int)nonfinite : 0;
+// tridiagonal_partition_{f32,f64}(dl, ldl, d, ldd, du, ldu, b, ldb, m, count,
+//                                 rows, L, S, G, info):
+// the solve without pivoting by the partition method (Wang 1981; on GPUs,
+// the Thomas/PCR hybrid of László, Giles and Appleyard 2016) with every
+// entry read once from memory and written once: a system's rows are staged
+// in shared memory, split into chunks of L >= 2 rows, a thread each, and
+// the chunks' last unknowns y solved for by two levels of reduction.
+//
+// Launch: blockDim.x = S·K threads, K >= 2 a chunk each of one of S systems;
+// a system spans the G blocks of one cluster (gridDim.x = ceil(count/S)·G;
+// G = 1 without a cluster launch), block g holding its rows
+// [g·K·L, (g+1)·K·L); dynamic shared memory: (4·(K·L + K) + 7·K)·S values.
+// Rows past m are identity rows (their x is zero), which leave the system
+// as it was.
+//
+// Chunk: rows 0 .. L-2 in terms of the unknowns around them, the previous
+// chunk's last x (xl) and its own last (xr): x(i) = P(i) + Q(i) xl + R(i) xr,
+// by Thomas with three right-hand sides. Its last row, with its
+// neighbours replaced by those expressions, is one equation in y(k-1),
+// y(k), y(k+1): K equations per block. Block: the same split one level up,
+// equations 0 .. K-2 in terms of the previous block's last y (z(g-1)) and
+// its own (z(g)), by cyclic reduction with three right-hand sides (Hockney
+// 1965); the last gives one equation per block in z, G in all, solved by
+// Thomas in every block of the cluster. Without pivoting this is stable for
+// diagonally dominant and for symmetric positive definite matrices, whose
+// reduced systems (Schur complements) are again so.
+//
+// info[s]: 0; k > 0 when a pivot of row k - 1 (or of a reduced equation no
+// later than row k - 1) is zero or not finite (x is then NaN); -k when x(k -
+// 1) is not finite.
+
+#define PARTITION_MAX_SYSTEMS 32
+#define PARTITION_MAX_BLOCKS 8
+
+// What a block's threads of one system share besides its rows: its
+// equation in z, read by the other blocks of the cluster; the z around it;
+// the first failing row and the first row whose x is not finite (m + 1 for
+// none) as the block found them, and as the cluster did.
+// What block `rank` of the cluster holds where `p` points in block `self`'s
+// shared memory.
+template <typename V>
+__device__ __forceinline__ V cluster_peek(const V* p, int rank, int self) {
+#if __CUDA_ARCH__ >= 900
+    if (rank != self) return cluster_load(p, (unsigned)rank);
+#endif
+    return *p;
 }
 
-#define HYBRID(name, T)                                                                                     \
-    extern "C" __global__ void name(T* dl, long long ldl, const T* d, long long ldd, T* du, long long ldu, \
-                                    T* b, long long ldb, long long m, int* info) {                          \
-        tridiagonal_hybrid(dl, ldl, d, ldd, du, ldu, b, ldb, m, info);                                      \
+template <typename T>
+struct PartitionSystem {
+    T za, zb, zc, zf;
+    T z_prev, z_own;
+    long long fail, nonfinite, failed;
+};
+
+template <typename T>
+__device__ void tridiagonal_partition(T* dl, long long ldl, T* d, long long ldd, T* du, long long ldu, T* b,
+                                      long long ldb, long long m, long long count, int rows, int L, int S, int G,
+                                      int* info) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ PartitionSystem<T> sys[PARTITION_MAX_SYSTEMS];
+    const int K = blockDim.x / S, t = threadIdx.x, j = t / K, k = t % K, n = K - 1, me = t;
+    const int g = (int)(blockIdx.x % G);
+    const long long s0 = (long long)(blockIdx.x / G) * S;
+    const int R = K * L, P = R + K;  // rows per system and block; a gap after each chunk
+    const long long r0 = (long long)g * R;
+    T* sa = reinterpret_cast<T*>(smem);  // dl, then Q
+    T* sb = sa + S * P;                  // d
+    T* sc = sb + S * P;                  // du, then R
+    T* sf = sc + S * P;                  // b, then P, then x
+    T* ra = sf + S * P;                  // the chunks' equations, one per thread
+    T* rb = ra + S * K;
+    T* rc = rb + S * K;
+    T* rp = rc + S * K;  // right-hand sides: b, then P2 ...
+    T* rq = rp + S * K;  // ... the coupling to z(g-1), then Q2 ...
+    T* rr = rq + S * K;  // ... the coupling to z(g), then R2
+    T* ys = rr + S * K;
+    PartitionSystem<T>& my = sys[j];
+    const auto bad = [](T x) { return x == T(0) || !isfinite(x); };
+    const auto at = [&](long long sy, long long i, long long ld) { return rows ? sy + i * ld : i + sy * ld; };
+    const auto place = [&](int jj, int r) { return jj * P + r + r / L; };
+    const auto barrier = [&]() {  // across the cluster
+#if __CUDA_ARCH__ >= 900
+        if (G > 1) {
+            cluster_barrier();
+            return;
+        }
+#endif
+        __syncthreads();
+    };
+    if (k == 0) my.fail = my.nonfinite = m + 1;
+    // Stage the rows, consecutive threads on consecutive addresses.
+    for (int e = t; e < S * R; e += blockDim.x) {
+        const int jj = rows ? e % S : e / R, r = rows ? e / S : e % R;
+        const long long sy = s0 + jj, i = r0 + r;
+        const bool live = sy < count && i < m;
+        const int w = place(jj, r);
+        sa[w] = live && i > 0 ? dl[at(sy, i, ldl)] : T(0);
+        sb[w] = live ? d[at(sy, i, ldd)] : T(1);
+        sc[w] = live && i + 1 < m ? du[at(sy, i, ldu)] : T(0);
+        sf[w] = live ? b[at(sy, i, ldb)] : T(0);
     }
-HYBRID(tridiagonal_hybrid_f32, float)
-HYBRID(tridiagonal_hybrid_f64, double)
+    __syncthreads();
+    // Chunk k: rows 0 .. L-2 eliminated forward with three right-hand sides
+    // (b; -a(0) e(0) for xl; -c(L-2) e(L-2) for xr), then substituted back,
+    // leaving x(i) = P(i) + Q(i) xl + R(i) xr: P in sf, Q in sa, R in sc.
+    const int c0 = place(j, k * L);
+    const long long row0 = r0 + (long long)k * L;  // the chunk's first row
+    long long fail = m + 1;
+    T cp = T(0), pp = T(0), qq = T(1);
+    for (int i = 0; i + 1 < L; ++i) {
+        const T a = sa[c0 + i], den = sb[c0 + i] - a * cp;
+        if (bad(den) && fail > m) fail = row0 + i + 1;
+        const T inv = T(1) / den;
+        cp = sc[c0 + i] * inv;
+        pp = (sf[c0 + i] - a * pp) * inv;
+        qq = -a * qq * inv;
+        sc[c0 + i] = cp;
+        sf[c0 + i] = pp;
+        sa[c0 + i] = qq;
+    }
+    const T pl = pp, ql = qq, rl = -cp;  // row L - 2's
+    T rx = rl;
+    sc[c0 + L - 2] = rl;
+    for (int i = L - 3; i >= 0; --i) {
+        const T ci = sc[c0 + i];
+        pp = sf[c0 + i] - ci * pp;
+        qq = sa[c0 + i] - ci * qq;
+        rx = -ci * rx;
+        sf[c0 + i] = pp;
+        sa[c0 + i] = qq;
+        sc[c0 + i] = rx;
+    }
+    const T la = sa[c0 + L - 1], lb = sb[c0 + L - 1], lc = sc[c0 + L - 1], lf = sf[c0 + L - 1];
+    if (fail <= m) atomicMin(&my.fail, fail);
+    barrier();
+    // The chunk's last row, x(L-2) and the next chunk's first x replaced:
+    // one equation in y(k-1), y(k), y(k+1).
+    T np = T(0), nq = T(0), nr = T(0);
+    if (k + 1 < K || g + 1 < G) {
+        const int n0 = k + 1 < K ? c0 + L + 1 : place(j, 0), h = k + 1 < K ? g : g + 1;
+        np = cluster_peek(&sf[n0], h, g), nq = cluster_peek(&sa[n0], h, g), nr = cluster_peek(&sc[n0], h, g);
+    }
+    const T ea = la * ql, eb = lb + la * rl + lc * nq, ec = lc * nr, ef = lf - la * pl - lc * np;
+    // Equations 0 .. n-1 by cyclic reduction, y(-1) = z(g-1) and y(n) = z(g)
+    // moved to the right.
+    ra[me] = k < n && k > 0 ? ea : T(0);
+    rb[me] = k < n ? eb : T(1);
+    rc[me] = k + 1 < n ? ec : T(0);
+    rp[me] = k < n ? ef : T(0);
+    rq[me] = k == 0 ? -ea : T(0);
+    rr[me] = k + 1 == n ? -ec : T(0);
+    __syncthreads();
+    for (int stride = 1; stride < n; stride *= 2) {
+        T na = T(0), nb = T(1), nc = T(0), n1 = T(0), n2 = T(0), n3 = T(0);
+        if (k < n) {
+            const bool up = k >= stride, down = k + stride < n;
+            const int lo = up ? me - stride : me, hi = down ? me + stride : me;
+            const T k1 = up ? ra[me] / rb[lo] : T(0), k2 = down ? rc[me] / rb[hi] : T(0);
+            na = up ? -ra[lo] * k1 : T(0);
+            nc = down ? -rc[hi] * k2 : T(0);
+            nb = rb[me] - k1 * rc[lo] - k2 * ra[hi];
+            n1 = rp[me] - k1 * rp[lo] - k2 * rp[hi];
+            n2 = rq[me] - k1 * rq[lo] - k2 * rq[hi];
+            n3 = rr[me] - k1 * rr[lo] - k2 * rr[hi];
+        }
+        __syncthreads();
+        ra[me] = na, rb[me] = nb, rc[me] = nc, rp[me] = n1, rq[me] = n2, rr[me] = n3;
+        __syncthreads();
+    }
+    if (k < n) {
+        const T piv = rb[me];
+        if (bad(piv)) atomicMin(&my.fail, min(row0 + L, m));
+        rp[me] /= piv, rq[me] /= piv, rr[me] /= piv;  // y(k) = P2 + Q2 z(g-1) + R2 z(g)
+    }
+    barrier();
+    // Block g's last equation, y(n-1) and the next block's y(0) replaced:
+    // one equation in z(g-1), z(g), z(g+1).
+    if (k == n) {
+        const T p2 = rp[me - 1], q2 = rq[me - 1], r2 = rr[me - 1];
+        T p3 = T(0), q3 = T(0), r3 = T(0);
+        if (g + 1 < G) {
+            const int n0 = j * K;
+            p3 = cluster_peek(&rp[n0], g + 1, g), q3 = cluster_peek(&rq[n0], g + 1, g);
+            r3 = cluster_peek(&rr[n0], g + 1, g);
+        }
+        my.za = ea * q2;
+        my.zb = eb + ea * r2 + ec * q3;
+        my.zc = ec * r3;
+        my.zf = ef - ea * p2 - ec * p3;
+    }
+    barrier();
+    // Every block solves the cluster's G equations in z by Thomas, and
+    // learns the first failure in any block.
+    if (k == 0) {
+        long long first = m + 1;
+        T cs[PARTITION_MAX_BLOCKS], fs[PARTITION_MAX_BLOCKS];
+        T cprev = T(0), fprev = T(0);
+        for (int h = 0; h < G; ++h) {
+            const T za = cluster_peek(&my.za, h, g), zb = cluster_peek(&my.zb, h, g);
+            const T zc = cluster_peek(&my.zc, h, g), zf = cluster_peek(&my.zf, h, g);
+            first = min(first, cluster_peek(&my.fail, h, g));
+            const T den = zb - za * cprev;
+            if (bad(den)) first = min(first, min((long long)(h + 1) * R, m));
+            cprev = zc / den;
+            fprev = (zf - za * fprev) / den;
+            cs[h] = cprev, fs[h] = fprev;
+        }
+        T z = fs[G - 1], z_own = T(0), z_prev = T(0);
+        for (int h = G - 1; h >= 0; --h) {
+            if (h < G - 1) z = fs[h] - cs[h] * z;
+            if (h == g) z_own = z;
+            if (h == g - 1) z_prev = z;
+        }
+        my.z_own = z_own, my.z_prev = z_prev, my.failed = first;
+    }
+    __syncthreads();
+    const bool failed = my.failed <= m;
+    const T y = k < n ? rp[me] + rq[me] * my.z_prev + rr[me] * my.z_own : my.z_own;
+    ys[me] = y;
+    __syncthreads();
+    const T yl = k > 0 ? ys[me - 1] : my.z_prev;
+    long long nonfinite = m + 1;
+    for (int i = 0; i < L; ++i) {
+        T x = i + 1 < L ? sf[c0 + i] + sa[c0 + i] * yl + sc[c0 + i] * y : y;
+        if (failed) x = T(__longlong_as_double(0x7ff8000000000000LL));
+        sf[c0 + i] = x;
+        if (!isfinite(x) && row0 + i < m && nonfinite > m) nonfinite = row0 + i + 1;
+    }
+    if (nonfinite <= m) atomicMin(&my.nonfinite, nonfinite);
+    __syncthreads();
+    for (int e = t; e < S * R; e += blockDim.x) {
+        const int jj = rows ? e % S : e / R, r = rows ? e / S : e % R;
+        const long long sy = s0 + jj, i = r0 + r;
+        if (sy < count && i < m) b[at(sy, i, ldb)] = sf[place(jj, r)];
+    }
+    // The cluster's first non-finite x, gathered by block 0; no block
+    // leaves while another may still read its shared memory.
+    barrier();
+    if (g == 0 && k == 0 && s0 + j < count) {
+        long long nf = m + 1;
+        for (int h = 0; h < G; ++h) nf = min(nf, cluster_peek(&my.nonfinite, h, g));
+        info[s0 + j] = failed ? (int)my.failed : nf <= m ? -(int)nf : 0;
+    }
+    if (G > 1) barrier();
+}
+
+#define PARTITION(name, T)                                                                                    \
+    extern "C" __global__ void name(T* dl, long long ldl, T* d, long long ldd, T* du, long long ldu, T* b,  \
+                                    long long ldb, long long m, long long count, int rows, int L, int S,     \
+                                    int G, int* info) {                                                      \
+        tridiagonal_partition(dl, ldl, d, ldd, du, ldu, b, ldb, m, count, rows, L, S, G, info);              \
+    }
+PARTITION(tridiagonal_partition_f32, float)
+PARTITION(tridiagonal_partition_f64, double)

@@ -81,8 +81,12 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         }
         // tridiagonal(dl, ldl, d, ldd, du, ldu, b, ldb, m, count, rows, pivoting, info)
         add("tridiagonal.cu", format!("tridiagonal_{t}"), vec![P, I64, P, I64, P, I64, P, I64, I64, I64, I32, I32, P]);
-        // tridiagonal_hybrid(dl, ldl, d, ldd, du, ldu, b, ldb, m, info)
-        add("tridiagonal.cu", format!("tridiagonal_hybrid_{t}"), vec![P, I64, P, I64, P, I64, P, I64, I64, P]);
+        // tridiagonal_partition(dl, ldl, d, ldd, du, ldu, b, ldb, m, count, rows, L, S, G, info)
+        add(
+            "tridiagonal.cu",
+            format!("tridiagonal_partition_{t}"),
+            vec![P, I64, P, I64, P, I64, P, I64, I64, I64, I32, I32, I32, I32, P],
+        );
         // batch_getrf_panel(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset)
         add("batch_lu.cu", format!("batch_getrf_panel_{t}"), vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32]);
         for nb in [8, 16, 32] {

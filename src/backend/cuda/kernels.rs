@@ -74,6 +74,8 @@ pub const HEADERS: &[Source] = &[
     // What the LU kernels share; the register rows of two panel kernels.
     Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
     Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },
+    // Thread-block clusters: their barrier and shared memory.
+    Source { name: "cluster.cuh", code: include_str!("../../../kernels/cluster.cuh") },
 ];
 
 /// The options every kernel is compiled with, besides the architecture.

@@ -105,14 +105,7 @@ impl Cuda {
 
     pub(super) fn launch(&self, file: &str, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let f = self.function(file, name)?;
-        if cfg.shared_mem_bytes > 48 * 1024 {
-            // Past 48 KiB, dynamic shared memory is opt-in per function.
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                cfg.shared_mem_bytes as i32,
-            )
-            .map_err(driver(&format!("{name}: asking for {} bytes of shared memory", cfg.shared_mem_bytes)))?;
-        }
+        Self::allow_shared_memory(&f, name, cfg.shared_mem_bytes)?;
         let mut b = self.stream.launch_builder(&f);
         for a in args {
             match a {
@@ -128,15 +121,41 @@ impl Cuda {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(driver(&format!("launching {name}")))
     }
 
+    /// Past 48 KiB, dynamic shared memory is opt-in per function.
+    fn allow_shared_memory(f: &CudaFunction, name: &str, bytes: u32) -> Result<()> {
+        if bytes <= 48 * 1024 {
+            return Ok(());
+        }
+        f.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
+        .map_err(driver(&format!("{name}: asking for {bytes} bytes of shared memory")))
+    }
+
     /// [`Self::launch`] of a grid that is one thread-block cluster (sm_90
     /// and later), whose blocks are resident together and share their
     /// shared memory.
     pub(super) fn launch_cluster(&self, file: &str, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        self.launch_clusters(file, name, cfg, cfg.grid_dim.0, args)
+    }
+
+    /// [`Self::launch`] of a grid of thread-block clusters of `size`
+    /// consecutive blocks each (sm_90 and later).
+    pub(super) fn launch_clusters(
+        &self,
+        file: &str,
+        name: &str,
+        cfg: LaunchConfig,
+        size: u32,
+        args: &[Arg],
+    ) -> Result<()> {
         use cudarc::driver::sys;
         let f = self.function(file, name)?;
-        let op = format!("launching {name} as a cluster of {}", cfg.grid_dim.0);
+        let op = format!("launching {name} in clusters of {size}");
         let fail = driver(&op);
-        if cfg.grid_dim.0 > 8 {
+        Self::allow_shared_memory(&f, name, cfg.shared_mem_bytes)?;
+        if size > 8 {
             // Clusters past 8 blocks are opt-in per function.
             f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
                 .map_err(&fail)?;
@@ -151,7 +170,7 @@ impl Cuda {
                 Arg::F64(x) => std::ptr::from_ref(x).cast_mut().cast(),
             })
             .collect();
-        let mut cluster = cluster_attribute(cfg.grid_dim.0);
+        let mut cluster = cluster_attribute(size);
         let config = self.cluster_config(&cfg, &mut cluster);
         self.ctx.bind_to_thread().map_err(&fail)?;
         // SAFETY: as in `launch`; `params` points at `args`, which outlive the

@@ -83,6 +83,8 @@ enum Suite {
     /// The dense half of `batched` alone, at the orders `--sizes` names
     /// (those up to 512; the six of `batched` when none is).
     BatchedDense,
+    /// The tridiagonal half of `batched` alone.
+    Tridiagonal,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -133,6 +135,7 @@ fn run(cli: &Cli) -> Result<()> {
             rows
         }
         Suite::Split => split::run(settings.reps)?,
+        Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
             let orders = if orders.is_empty() { batched_dense::ORDERS.to_vec() } else { orders };
