@@ -94,10 +94,11 @@ ENTRY(tridiagonal_f64, double)
 // in shared memory, split into chunks of L >= 2 rows, a thread each, and
 // the chunks' last unknowns y solved for by two levels of reduction.
 //
-// Launch: blockDim.x = S·K threads, K >= 2 a chunk each of one of S systems;
+// Launch: blockDim.x = S·K threads, K >= 2 a chunk each of one of S systems
+// (S, K and L powers of two);
 // a system spans the G blocks of one cluster (gridDim.x = ceil(count/S)·G;
 // G = 1 without a cluster launch), block g holding its rows
-// [g·K·L, (g+1)·K·L); dynamic shared memory: (4·(K·L + K) + 7·K)·S values.
+// [g·K·L, (g+1)·K·L); dynamic shared memory: (4·(K·L + K) + 6·K)·S values.
 // Rows past m are identity rows (their x is zero), which leave the system
 // as it was.
 //
@@ -119,6 +120,7 @@ ENTRY(tridiagonal_f64, double)
 
 #define PARTITION_MAX_SYSTEMS 32
 #define PARTITION_MAX_BLOCKS 8
+#define PARTITION_LOADS 4
 
 // What a block's threads of one system share besides its rows: its
 // equation in z, read by the other blocks of the cluster; the z around it;
@@ -147,7 +149,7 @@ __device__ void tridiagonal_partition(T* dl, long long ldl, T* d, long long ldd,
                                       int* info) {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ PartitionSystem<T> sys[PARTITION_MAX_SYSTEMS];
-    const int K = blockDim.x / S, t = threadIdx.x, j = t / K, k = t % K, n = K - 1, me = t;
+    const int K = blockDim.x / S, t = threadIdx.x, j = t / K, k = t & (K - 1), n = K - 1, me = t;
     const int g = (int)(blockIdx.x % G);
     const long long s0 = (long long)(blockIdx.x / G) * S;
     const int R = K * L, P = R + K;  // rows per system and block; a gap after each chunk
@@ -162,11 +164,16 @@ __device__ void tridiagonal_partition(T* dl, long long ldl, T* d, long long ldd,
     T* rp = rc + S * K;  // right-hand sides: b, then P2 ...
     T* rq = rp + S * K;  // ... the coupling to z(g-1), then Q2 ...
     T* rr = rq + S * K;  // ... the coupling to z(g), then R2
-    T* ys = rr + S * K;
+    T* ys = ra;          // y, once cyclic reduction is done with ra
     PartitionSystem<T>& my = sys[j];
     const auto bad = [](T x) { return x == T(0) || !isfinite(x); };
     const auto at = [&](long long sy, long long i, long long ld) { return rows ? sy + i * ld : i + sy * ld; };
-    const auto place = [&](int jj, int r) { return jj * P + r + r / L; };
+    // S, K and L are powers of two: entry e of the staged rows is row
+    // e % R of system e / R (columns) or row e / S of system e % S (rows).
+    const int lg_l = __ffs(L) - 1, lg_r = __ffs(R) - 1, lg_s = __ffs(S) - 1;
+    const auto system_of = [&](int e) { return rows ? e & (S - 1) : e >> lg_r; };
+    const auto row_of = [&](int e) { return rows ? e >> lg_s : e & (R - 1); };
+    const auto place = [&](int jj, int r) { return jj * P + r + (r >> lg_l); };
     const auto barrier = [&]() {  // across the cluster
 #if __CUDA_ARCH__ >= 900
         if (G > 1) {
@@ -177,16 +184,28 @@ __device__ void tridiagonal_partition(T* dl, long long ldl, T* d, long long ldd,
         __syncthreads();
     };
     if (k == 0) my.fail = my.nonfinite = m + 1;
-    // Stage the rows, consecutive threads on consecutive addresses.
-    for (int e = t; e < S * R; e += blockDim.x) {
-        const int jj = rows ? e % S : e / R, r = rows ? e / S : e % R;
-        const long long sy = s0 + jj, i = r0 + r;
-        const bool live = sy < count && i < m;
-        const int w = place(jj, r);
-        sa[w] = live && i > 0 ? dl[at(sy, i, ldl)] : T(0);
-        sb[w] = live ? d[at(sy, i, ldd)] : T(1);
-        sc[w] = live && i + 1 < m ? du[at(sy, i, ldu)] : T(0);
-        sf[w] = live ? b[at(sy, i, ldb)] : T(0);
+    // Stage the rows, consecutive threads on consecutive addresses, with
+    // PARTITION_LOADS rows' loads of a thread in flight at once.
+    for (int e0 = t; e0 < S * R; e0 += PARTITION_LOADS * blockDim.x) {
+        T va[PARTITION_LOADS], vb[PARTITION_LOADS], vc[PARTITION_LOADS], vf[PARTITION_LOADS];
+#pragma unroll
+        for (int u = 0; u < PARTITION_LOADS; ++u) {
+            const int e = e0 + u * blockDim.x;
+            const int jj = system_of(e), r = row_of(e);
+            const long long sy = s0 + jj, i = r0 + r;
+            const bool live = e < S * R && sy < count && i < m;
+            va[u] = live && i > 0 ? dl[at(sy, i, ldl)] : T(0);
+            vb[u] = live ? d[at(sy, i, ldd)] : T(1);
+            vc[u] = live && i + 1 < m ? du[at(sy, i, ldu)] : T(0);
+            vf[u] = live ? b[at(sy, i, ldb)] : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < PARTITION_LOADS; ++u) {
+            const int e = e0 + u * blockDim.x;
+            if (e >= S * R) break;
+            const int w = place(system_of(e), row_of(e));
+            sa[w] = va[u], sb[w] = vb[u], sc[w] = vc[u], sf[w] = vf[u];
+        }
     }
     __syncthreads();
     // Chunk k: rows 0 .. L-2 eliminated forward with three right-hand sides
@@ -318,7 +337,7 @@ __device__ void tridiagonal_partition(T* dl, long long ldl, T* d, long long ldd,
     if (nonfinite <= m) atomicMin(&my.nonfinite, nonfinite);
     __syncthreads();
     for (int e = t; e < S * R; e += blockDim.x) {
-        const int jj = rows ? e % S : e / R, r = rows ? e / S : e % R;
+        const int jj = system_of(e), r = row_of(e);
         const long long sy = s0 + jj, i = r0 + r;
         if (sy < count && i < m) b[at(sy, i, ldb)] = sf[place(jj, r)];
     }
