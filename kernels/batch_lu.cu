@@ -172,6 +172,136 @@ __device__ void batch_getrf_warp(T* a, long long ld, long long stride, int m, in
     if (lane == 0 && g.live && failed != 0 && info[g.s * info_stride] == 0) info[g.s * info_stride] = offset + failed;
 }
 
+// Members a block of the 64-row kernels, 64 threads each.
+#define ROWS_MEMBERS 2
+
+// batch_getrf_warp for panels of 33 to 64 rows and at most NB columns: two
+// warps per member (ROWS_MEMBERS members a block), thread i holding row i
+// in registers and tracking its position as there. A column step finds
+// each warp's candidate by shuffles and the member's through shared
+// memory, and the pivot row reaches every row through shared memory: two
+// barriers a column, the buffers alternating by column parity so that a
+// step's writes never meet the previous step's reads.
+template <typename T, int NB>
+__device__ void batch_getrf_rows(T* a, long long ld, long long stride, int m, int nb, int* ipiv, long long ipiv_inc,
+                                 long long ipiv_stride, int* info, long long info_stride, int offset,
+                                 long long count) {
+    __shared__ double cand_v[2][ROWS_MEMBERS][2];
+    __shared__ int cand_p[2][ROWS_MEMBERS][2];
+    __shared__ T prow[2][ROWS_MEMBERS][NB];
+    const int mem = threadIdx.x / 64, lane = threadIdx.x % 64, half = lane / WARP;
+    const long long s = (long long)blockIdx.x * ROWS_MEMBERS + mem;
+    const int rows = s < count ? m : 0;
+    a += s * stride;
+    ipiv += s * ipiv_stride;
+    T row[NB];
+#pragma unroll
+    for (int c = 0; c < NB; ++c) row[c] = c < nb && lane < rows ? a[lane + c * ld] : T(0);
+    int pos = lane;
+    int failed = 0;
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+        if (j < nb) {
+            const int par = j & 1;
+            const double x = abs_d(row[j]);
+            double v = pos >= j && lane < rows ? (is_nan(x) ? __longlong_as_double(0x7ff0000000000000LL) : x) : -1.0;
+            int p = pos;
+            for (int o = WARP / 2; o > 0; o >>= 1) {
+                const double v2 = __shfl_xor_sync(0xffffffffu, v, o);
+                const int p2 = __shfl_xor_sync(0xffffffffu, p, o);
+                better(v, p, v2, p2);
+            }
+            if (lane % WARP == 0) cand_v[par][mem][half] = v, cand_p[par][mem][half] = p;
+            __syncthreads();
+            v = cand_v[par][mem][0], p = cand_p[par][mem][0];
+            better(v, p, cand_v[par][mem][1], cand_p[par][mem][1]);
+            const bool owner = lane < rows && pos == p;
+            if (owner)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    if (c >= j) prow[par][mem][c] = row[c];
+            // Swap positions j and p.
+            if (pos == j) pos = p;
+            else if (owner) pos = j;
+            __syncthreads();
+            const T d = prow[par][mem][j];
+            const bool ok = d != T(0) && is_finite(d);
+            if (!ok && failed == 0) failed = j + 1;
+            if (lane == 0 && rows > 0) ipiv[j * ipiv_inc] = offset + p + 1;
+            const T rd = T(1) / d;
+            const bool below = pos > j && lane < rows;
+            if (ok && below) row[j] = is_finite(rd) ? row[j] * rd : row[j] / d;
+#pragma unroll
+            for (int c = j + 1; c < NB; ++c)
+                if (below) row[c] -= row[j] * prow[par][mem][c];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < NB; ++c)
+        if (c < nb && lane < rows) a[pos + c * ld] = row[c];
+    if (lane == 0 && rows > 0 && failed != 0 && info[s * info_stride] == 0) info[s * info_stride] = offset + failed;
+}
+
+// batch_getrs_warp for members of 33 to NB rows: two warps per member
+// (ROWS_MEMBERS members a block), thread i holding row i of LU in registers
+// and entry i of the right-hand side being solved. The interchanges are
+// applied by one thread in shared memory; each step of the substitutions
+// publishes the finished entry there for the rows that still need it: one
+// barrier a step.
+template <typename T, int NB>
+__device__ void batch_getrs_rows(const T* lu, long long ld, long long stride, int n, const int* ipiv,
+                                 long long ipiv_inc, long long ipiv_stride, T* b, long long ldb, long long bstride,
+                                 int nrhs, long long count) {
+    __shared__ T xs[ROWS_MEMBERS][NB];
+    __shared__ int pv[ROWS_MEMBERS][NB];
+    const int mem = threadIdx.x / 64, lane = threadIdx.x % 64;
+    const long long s = (long long)blockIdx.x * ROWS_MEMBERS + mem;
+    const int rows = s < count ? n : 0;
+    lu += s * stride;
+    ipiv += s * ipiv_stride;
+    b += s * bstride;
+    T row[NB];
+#pragma unroll
+    for (int c = 0; c < NB; ++c) row[c] = c < n && lane < rows ? lu[lane + c * ld] : T(0);
+    if (lane < NB) pv[mem][lane] = lane < rows ? ipiv[lane * ipiv_inc] - 1 : lane;
+    T* x_ = xs[mem];
+    for (int q = 0; q < nrhs; ++q) {
+        if (lane < NB) x_[lane] = lane < rows ? b[lane + q * ldb] : T(0);
+        __syncthreads();
+        if (lane == 0)
+            for (int i = 0; i < rows; ++i) {
+                const int r = pv[mem][i];
+                const T t = x_[i];
+                x_[i] = x_[r];
+                x_[r] = t;
+            }
+        __syncthreads();
+        T x = lane < NB ? x_[lane] : T(0);
+#pragma unroll
+        for (int j = 0; j < NB; ++j) {
+            if (j < n) {
+                if (lane == j) x_[j] = x;
+                __syncthreads();
+                if (lane > j) x -= row[j] * x_[j];
+            }
+        }
+        __syncthreads();  // the last step's readers, before row n - 1 writes again
+#pragma unroll
+        for (int j = NB - 1; j >= 0; --j) {
+            if (j < n) {
+                if (lane == j) {
+                    x /= row[j];
+                    x_[j] = x;
+                }
+                __syncthreads();
+                if (lane < j) x -= row[j] * x_[j];
+            }
+        }
+        if (lane < rows) b[lane + q * ldb] = x;
+        __syncthreads();  // x_ is the next right-hand side's
+    }
+}
+
 // dgetrs for members of at most NB ≤ W rows: W lanes per member (see
 // Group), lane i holding row i of LU in registers and entry i of the
 // right-hand side being solved; the interchanges, the forward and the back
@@ -312,6 +442,18 @@ __device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows,
     WARP_ENTRY(T, 8, 32)                                                                                       \
     WARP_ENTRY(T, 16, 32)                                                                                      \
     WARP_ENTRY(T, 32, 32)                                                                                      \
+    extern "C" __global__ void batch_getrf_rows64_##T(T* a, long long ld, long long stride, int m, int nb,     \
+                                                      int* ipiv, long long ipiv_inc, long long ipiv_stride,    \
+                                                      int* info, long long info_stride, int offset,            \
+                                                      long long count) {                                       \
+        batch_getrf_rows<T, 64>(a, ld, stride, m, nb, ipiv, ipiv_inc, ipiv_stride, info, info_stride, offset,  \
+                                count);                                                                        \
+    }                                                                                                          \
+    extern "C" __global__ void batch_getrs_rows64_##T(                                                         \
+        const T* lu, long long ld, long long stride, int n, const int* ipiv, long long ipiv_inc,               \
+        long long ipiv_stride, T* b, long long ldb, long long bstride, int nrhs, long long count) {            \
+        batch_getrs_rows<T, 64>(lu, ld, stride, n, ipiv, ipiv_inc, ipiv_stride, b, ldb, bstride, nrhs, count); \
+    }                                                                                                          \
     extern "C" __global__ void batch_laswp_##T(T* a, long long ld, long long stride, int rows, int cols,       \
                                                long long pairs, const int* ipiv, long long ipiv_inc,           \
                                                long long ipiv_stride, int k, int shift, int reverse) {         \

@@ -105,6 +105,11 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
                 vec![P, I64, I64, I32, I32, P, I64, I32, I64],
             );
         }
+        // batch_get{rf,rs}_rows64(the warp kernels' arguments)
+        let getrf = vec![P, I64, I64, I32, I32, P, I64, I64, P, I64, I32, I64];
+        add("batch_lu.cu", format!("batch_getrf_rows64_{t}"), getrf);
+        let getrs = vec![P, I64, I64, I32, P, I64, I64, P, I64, I64, I32, I64];
+        add("batch_lu.cu", format!("batch_getrs_rows64_{t}"), getrs);
         // batch_laswp(a, ld, stride, rows, cols, pairs, ipiv, ipiv_inc, ipiv_stride, k, shift, reverse)
         add("batch_lu.cu", format!("batch_laswp_{t}"), vec![P, I64, I64, I32, I32, I64, P, I64, I64, I32, I32, I32]);
         // batch_laswp_perm(a, ld, stride, rows, cols, ipiv, ipiv_inc, ipiv_stride, k, shift, reverse)

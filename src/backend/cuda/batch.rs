@@ -56,6 +56,22 @@ const PANEL_THREADS: usize = 256;
 /// Panels up to this many rows take a warp per member, rows in registers.
 const WARP_ROWS: usize = 32;
 
+/// LU panels and solves up to this many rows (and columns) take two warps
+/// per member, a row in registers per thread (`batch_get{rf,rs}_rows64`),
+/// ROWS_MEMBERS members a block. (At n = 64 on the H100 Cholesky's panel
+/// in shared memory was faster than such a kernel.)
+const ROWS: usize = 64;
+const ROWS_MEMBERS: usize = 2;
+
+/// The launch of a kernel of two warps per member.
+fn per_rows(count: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (count.div_ceil(ROWS_MEMBERS) as u32, 1, 1),
+        block_dim: ((ROWS * ROWS_MEMBERS) as u32, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// Threads per block of the warp-per-member kernels.
 const WARP_BLOCK: usize = 128;
 
@@ -159,8 +175,10 @@ impl Cuda {
 
     /// A panel kernel `{kernel}_warp{NB}` (a warp per member, `count`
     /// appended to `args`; `{kernel}_warp{NB}x{lanes}` for LU, whose small
-    /// members go two to a warp) for panels of up to 32 rows, else
-    /// `{kernel}_panel` (a block per member, the panel in shared memory).
+    /// members go two to a warp) for panels of up to 32 rows,
+    /// `batch_getrf_rows64` (two warps per member) for LU up to 64 rows and
+    /// columns, else `{kernel}_panel` (a block per member, the panel in shared
+    /// memory).
     fn launch_panel<T: Scalar>(
         &self,
         (file, kernel): (&str, &str),
@@ -175,6 +193,10 @@ impl Cuda {
                 (format!("{kernel}_warp{}_{}", warp_columns(nb), T::NAME), 32)
             };
             return self.launch(file, &name, per_warp(count, lanes), &args);
+        }
+        if kernel == "batch_getrf" && m <= ROWS && nb <= ROWS {
+            args.push(n(count));
+            return self.launch(file, &format!("{kernel}_rows{ROWS}_{}", T::NAME), per_rows(count), &args);
         }
         let cfg = per_member(count, PANEL_THREADS, panel_smem::<T>(kernel, m, nb)?);
         self.launch(file, &format!("{kernel}_panel_{}", T::NAME), cfg, &args)
@@ -304,13 +326,14 @@ impl Cuda {
         if count == 0 || m == 0 || cols == 0 {
             return Ok(());
         }
-        if m > WARP_ROWS {
+        if m > ROWS {
             // The three steps, each over every member.
             self.batch_laswp(b.rb_mut(), ipiv, 0, false)?;
             self.batch_trsm(Uplo::Lower, Op::NoTrans, Diag::Unit, lu, b.rb_mut())?;
             return self.batch_trsm(Uplo::Upper, Op::NoTrans, Diag::NonUnit, lu, b);
         }
-        // A warp per member, its rows of LU in registers, all in one pass.
+        // A warp per member (two up to 64 rows), its rows of LU in
+        // registers, all in one pass.
         int(OP, count)?;
         let args = [
             p(&lu),
@@ -326,6 +349,9 @@ impl Cuda {
             int(OP, cols)?,
             n(count),
         ];
+        if m > WARP_ROWS {
+            return self.launch("batch_lu", &format!("batch_getrs_rows{ROWS}_{}", T::NAME), per_rows(count), &args);
+        }
         let name = format!("batch_getrs_warp{}x{}_{}", warp_columns(m), lu_lanes(m), T::NAME);
         self.launch("batch_lu", &name, per_warp(count, lu_lanes(m)), &args)
     }
