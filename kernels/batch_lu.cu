@@ -370,8 +370,10 @@ __device__ void batch_laswp(T* a, long long ld, long long stride, int rows, int 
 // composed once per member into a permutation (thread 0, in shared memory:
 // row x ends up holding row perm[x]), then a warp per column moves the
 // rows that change, reading them all before writing any. blockIdx.x is the
-// member, blockIdx.y a tile of as many columns as warps.
+// member, blockIdx.y a tile of LASWP_COLS columns per warp, so that the
+// permutation, composed serially, serves that many columns.
 #define LASWP_REGS 16
+#define LASWP_COLS 4
 template <typename T>
 __device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows, int cols, const int* ipiv,
                                  long long ipiv_inc, long long ipiv_stride, int k, int shift, int reverse) {
@@ -396,20 +398,23 @@ __device__ void batch_laswp_perm(T* a, long long ld, long long stride, int rows,
         reach = hi;
     }
     __syncthreads();
-    const int c = blockIdx.y * (nt / WARP) + tid / WARP;
-    if (c >= cols) return;
-    T* col = a + s * stride + (long long)c * ld;
-    T v[LASWP_REGS];
+    const int warps = nt / WARP;
+    for (int cc = 0; cc < LASWP_COLS; ++cc) {
+        const int c = (blockIdx.y * LASWP_COLS + cc) * warps + tid / WARP;
+        if (c >= cols) return;
+        T* col = a + s * stride + (long long)c * ld;
+        T v[LASWP_REGS];
 #pragma unroll
-    for (int q = 0; q < LASWP_REGS; ++q) {
-        const int x = lane + WARP * q;
-        v[q] = x < reach && perm[x] != x ? col[perm[x]] : T(0);
-    }
-    __syncwarp();
+        for (int q = 0; q < LASWP_REGS; ++q) {
+            const int x = lane + WARP * q;
+            v[q] = x < reach && perm[x] != x ? col[perm[x]] : T(0);
+        }
+        __syncwarp();
 #pragma unroll
-    for (int q = 0; q < LASWP_REGS; ++q) {
-        const int x = lane + WARP * q;
-        if (x < reach && perm[x] != x) col[x] = v[q];
+        for (int q = 0; q < LASWP_REGS; ++q) {
+            const int x = lane + WARP * q;
+            if (x < reach && perm[x] != x) col[x] = v[q];
+        }
     }
 }
 

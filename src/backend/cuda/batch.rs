@@ -19,6 +19,8 @@ const PANEL_SMEM: usize = 200 << 10;
 /// Members with at most this many rows have their interchanges composed
 /// into one permutation (`LASWP_REGS` rows a lane in `batch_lu.cu`).
 const LASWP_ROWS: usize = 512;
+/// Columns per warp of that kernel (its LASWP_COLS).
+const LASWP_COLS: usize = 4;
 
 /// Largest triangle the batched triangular solve takes.
 pub(crate) const TRSM_ORDER: usize = 64;
@@ -232,11 +234,11 @@ impl Cuda {
             Arg::I32(i32::from(reverse)),
         ];
         if rows <= LASWP_ROWS && cols >= 8 {
-            // A block per member and tile of 8 columns, a warp per column
+            // A block per member and tile of 32 columns, a warp per 4 columns
             // (few columns, as a solve's right-hand sides, take the
             // thread-per-column kernel below, many members to a block).
             let cfg = LaunchConfig {
-                grid_dim: (count as u32, cols.div_ceil(8) as u32, 1),
+                grid_dim: (count as u32, cols.div_ceil(8 * LASWP_COLS) as u32, 1),
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: (rows * size_of::<i32>()) as u32,
             };
