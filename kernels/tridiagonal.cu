@@ -1,8 +1,12 @@
 #include "cluster.cuh"
 
-// Batched tridiagonal solves, one thread per system: each system is a
-// sequence of m dependent steps, and a large batch fills the device with
-// independent ones (Thomas 1949; with partial pivoting, LAPACK's dgtsv).
+// Batched tridiagonal solves: one thread per system (with or without
+// pivoting), and without pivoting the partition kernel below, whose threads
+// share each system.
+//
+// One thread per system: each system is a sequence of m dependent steps,
+// and a large batch fills the device with independent ones (Thomas 1949;
+// with partial pivoting, LAPACK's dgtsv).
 //
 // tridiagonal_{f32,f64}(dl, ldl, d, ldd, du, ldu, b, ldb, m, count, rows,
 // pivoting, info): system s has entry i at [i + s*ld] (rows = 0: one
@@ -94,13 +98,12 @@ ENTRY(tridiagonal_f64, double)
 // in shared memory, split into chunks of L >= 2 rows, a thread each, and
 // the chunks' last unknowns y solved for by two levels of reduction.
 //
-// Launch: blockDim.x = S·K threads, K >= 2 a chunk each of one of S systems
-// (S, K and L powers of two);
-// a system spans the G blocks of one cluster (gridDim.x = ceil(count/S)·G;
-// G = 1 without a cluster launch), block g holding its rows
-// [g·K·L, (g+1)·K·L); dynamic shared memory: (4·(K·L + K) + 6·K)·S values.
-// Rows past m are identity rows (their x is zero), which leave the system
-// as it was.
+// Launch: blockDim.x = S·K threads, K >= 2 a chunk each of one of S
+// systems (S, K and L powers of two); a system spans the G blocks of one
+// cluster (gridDim.x = ceil(count/S)·G; G = 1 without a cluster launch),
+// block g holding its rows [g·K·L, (g+1)·K·L); dynamic shared memory:
+// (4·(K·L + K) + 6·K)·S values. Rows past m are identity rows (their x is
+// zero), which leave the system as it was. Only b is written.
 //
 // Chunk: rows 0 .. L-2 in terms of the unknowns around them, the previous
 // chunk's last x (xl) and its own last (xr): x(i) = P(i) + Q(i) xl + R(i) xr,
@@ -122,10 +125,6 @@ ENTRY(tridiagonal_f64, double)
 #define PARTITION_MAX_BLOCKS 8
 #define PARTITION_LOADS 4
 
-// What a block's threads of one system share besides its rows: its
-// equation in z, read by the other blocks of the cluster; the z around it;
-// the first failing row and the first row whose x is not finite (m + 1 for
-// none) as the block found them, and as the cluster did.
 // What block `rank` of the cluster holds where `p` points in block `self`'s
 // shared memory.
 template <typename V>
@@ -136,6 +135,10 @@ __device__ __forceinline__ V cluster_peek(const V* p, int rank, int self) {
     return *p;
 }
 
+// What a block's threads of one system share besides its rows: its
+// equation in z, read by the other blocks of the cluster; the z around it;
+// the first failing row and the first row whose x is not finite (m + 1 for
+// none) as the block found them, and as the cluster did.
 template <typename T>
 struct PartitionSystem {
     T za, zb, zc, zf;
