@@ -84,7 +84,7 @@ fn shape(cuda: &Cuda, reps: usize, n: usize, count: usize, spd: bool) -> Result<
     let ipiv = RefCell::new(cuda.alloc::<i32>(n * count)?);
     let info = RefCell::new(cuda.alloc::<i32>(count)?);
     let vendor = RefCell::new(vendor::DenseBatch::<f64>::new(cuda, n, count, &a.borrow(), &b.borrow())?);
-    let params = BatchParams::for_order::<f64>(n);
+    let params = if spd { BatchParams::for_cholesky::<f64>(n) } else { BatchParams::for_order::<f64>(n) };
     let copy = |src: &CudaBuffer<f64>, dst: &mut CudaBuffer<f64>| {
         cuda.copy(View::dense(src, src.len(), 1)?, ViewMut::dense(dst, src.len(), 1)?)
     };
