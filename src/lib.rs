@@ -15,13 +15,13 @@ pub mod layout;
 pub mod scalar;
 pub mod solve;
 
-pub use api::{Cholesky, Device, Ldlt, Lu, Matrix, Qr, Rref, Sym, Tri};
+pub use api::{Cholesky, Device, Ldlt, LdltMethod, Lu, Matrix, Qr, Rref, Sym, Tri};
 pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};
 pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};
 pub use batch::{Batch, BatchRef};
 pub use error::{DeviceLibrary, Error, Result};
-pub use factor::ldlt::{BlockDiagonal, Inertia, LdltParams};
+pub use factor::ldlt::{BlockDiagonal, Inertia, LdltParams, SymTridiagonal};
 pub use factor::lu::Determinant;
 pub use scalar::{Elem, Scalar};
 pub use solve::wls::{Precision, Stopping, WlsParams, WlsPath, WlsTimings};

@@ -27,7 +27,7 @@ mod common;
 
 use common::*;
 use faer::Mat;
-use gpumat::{Error, Inertia, Ldlt, LdltParams, Matrix, Scalar, Sym};
+use gpumat::{Error, Inertia, Ldlt, LdltMethod, LdltParams, Matrix, Scalar, Sym};
 use rand::Rng;
 use rand::seq::SliceRandom;
 
@@ -179,19 +179,22 @@ impl Worst {
 #[derive(Clone, Copy, Debug)]
 struct How {
     packed: bool,
-    pivoted: bool,
+    method: LdltMethod,
     params: Option<LdltParams>,
 }
 
-const FULL: How = How { packed: false, pivoted: true, params: None };
-const RFP: How = How { packed: true, pivoted: true, params: None };
+const FULL: How = How { packed: false, method: LdltMethod::BunchKaufman, params: None };
+const RFP: How = How { packed: true, method: LdltMethod::BunchKaufman, params: None };
 
 impl How {
     fn packed(packed: bool) -> How {
         How { packed, ..FULL }
     }
     fn unpivoted(self) -> How {
-        How { pivoted: false, ..self }
+        How { method: LdltMethod::Unpivoted, ..self }
+    }
+    fn pivoted(&self) -> bool {
+        self.method != LdltMethod::Unpivoted
     }
     fn with(self, params: LdltParams) -> How {
         How { params: Some(params), ..self }
@@ -218,20 +221,38 @@ struct Checked<T: Scalar> {
 /// ‖A − Pᵀ·L·D·Lᵀ·P‖_F ≤ 30·n·u·‖A‖_F, and for `X` solving `A·X = B` with
 /// three random columns ‖A·X − B‖_F ≤ 30·n·u·(‖A‖_F·‖X‖_F + ‖B‖_F); and the
 /// inertia, when it is known. Without pivoting, also that `P = I` and that
-/// `D` is diagonal.
+/// `D` is diagonal. A Bunch–Kaufman case is checked with Aasen's method
+/// too (the worst of both is kept; the Bunch–Kaufman factor is returned).
 fn check<T: Scalar>(a: &[f64], n: usize, how: How, inertia: Option<Inertia>, what: &str) -> Checked<T> {
-    let params = how.params.unwrap_or(if how.pivoted { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) });
+    let checked = check_one::<T>(a, n, how, inertia, what);
+    if how.method != LdltMethod::BunchKaufman {
+        return checked;
+    }
+    let aasen = check_one::<T>(a, n, How { method: LdltMethod::Aasen, ..how }, inertia, what);
+    let w = &aasen.worst;
+    Checked {
+        worst: Worst {
+            factor: checked.worst.factor.max(w.factor),
+            solve: checked.worst.solve.max(w.solve),
+            forward: checked.worst.forward.max(w.forward),
+        },
+        ..checked
+    }
+}
+
+fn check_one<T: Scalar>(a: &[f64], n: usize, how: How, inertia: Option<Inertia>, what: &str) -> Checked<T> {
+    let params = how.params.unwrap_or(if how.pivoted() { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) });
     let what = format!(
-        "{} {what} n={n} {}{} (block {}, tile {})",
+        "{} {what} n={n} {} {:?} (block {}, tile {})",
         T::NAME,
         storage(how.packed),
-        if how.pivoted { "" } else { " unpivoted" },
+        how.method,
         params.block_size,
         params.update_tile
     );
     let at = rounded::<T>(a);
-    let f = sym::<T>(a, n, how.packed).ldlt_with(how.pivoted, params).unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!((f.n(), f.is_packed(), f.is_pivoted()), (n, how.packed, how.pivoted), "{what}");
+    let f = sym::<T>(a, n, how.packed).ldlt_with(how.method, params).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!((f.n(), f.is_packed(), f.method()), (n, how.packed, how.method), "{what}");
     let bound = C * n as f64 * u::<T>();
     let fe = rel_error(&host(&f.reconstruct().unwrap()), &at);
     assert!(fe <= bound, "{what}: ‖A − Pᵀ·L·D·Lᵀ·P‖_F/‖A‖_F = {fe:e} > 30·n·u = {bound:e}");
@@ -242,7 +263,7 @@ fn check<T: Scalar>(a: &[f64], n: usize, how: How, inertia: Option<Inertia>, wha
     if let Some(inertia) = inertia {
         assert_eq!(f.inertia(), inertia, "{what}: inertia");
     }
-    if !how.pivoted {
+    if !how.pivoted() {
         assert_eq!(f.pivots().unwrap(), (1..=n as i32).collect::<Vec<_>>(), "{what}: unpivoted, P = I");
         assert!(f.block_diagonal().e.iter().all(|&e| e == 0.0), "{what}: unpivoted, D is diagonal");
     }
@@ -630,14 +651,27 @@ fn zero_one_by_one_pivots(d: &gpumat::BlockDiagonal) -> usize {
     count
 }
 
-/// What a singular `A` must give: `zero_pivot()` some column where `D` has
-/// an exact zero 1×1 pivot (`expected`, when known), `Singular` from a
-/// solve naming it, rcond 0, det 0, and the factorization still within its
-/// bound.
+/// What a singular `A` must give: `zero_pivot()` some column (with
+/// Bunch–Kaufman, where `D` has an exact zero 1×1 pivot, `expected` when
+/// known), `Singular` from a solve naming it, rcond 0, det 0, and the
+/// factorization still within its bound — by both pivoted methods.
 fn check_singular<T: Scalar>(a: &[f64], n: usize, packed: bool, inertia: Inertia, expected: Option<usize>, what: &str) {
-    let what = format!("{} {what} n={n} {}", T::NAME, storage(packed));
+    check_singular_by::<T>(a, n, packed, inertia, expected, LdltMethod::BunchKaufman, what);
+    check_singular_by::<T>(a, n, packed, inertia, None, LdltMethod::Aasen, what);
+}
+
+fn check_singular_by<T: Scalar>(
+    a: &[f64],
+    n: usize,
+    packed: bool,
+    inertia: Inertia,
+    expected: Option<usize>,
+    method: LdltMethod,
+    what: &str,
+) {
+    let what = format!("{} {what} n={n} {} {method:?}", T::NAME, storage(packed));
     let at = rounded::<T>(a);
-    let f = sym::<T>(a, n, packed).ldlt().unwrap();
+    let f = sym::<T>(a, n, packed).ldlt_with(method, LdltParams::pivoted(n)).unwrap();
     let bound = C * n as f64 * u::<T>();
     let fe = rel_error(&host(&f.reconstruct().unwrap()), &at);
     assert!(fe <= bound, "{what}: ‖A − Pᵀ·L·D·Lᵀ·P‖_F/‖A‖_F = {fe:e} > 30·n·u = {bound:e}");
@@ -645,12 +679,15 @@ fn check_singular<T: Scalar>(a: &[f64], n: usize, packed: bool, inertia: Inertia
     assert_eq!(sym::<T>(a, n, packed).inertia(0.0).unwrap(), inertia, "{what}: Sym::inertia(0)");
     let column = f.zero_pivot().unwrap_or_else(|| panic!("{what}: no zero pivot"));
     let d = f.block_diagonal();
-    assert!(
-        d.d[column - 1] == 0.0 && d.e[column - 1] == 0.0 && (column == 1 || d.e[column - 2] == 0.0),
-        "{what}: zero pivot {column}, but D there is {:?}",
-        (&d.d[column - 1], &d.e[column.max(2) - 2..column])
-    );
-    assert_eq!(zero_one_by_one_pivots(d), inertia.zero, "{what}: exact zero 1×1 pivots");
+    // Aasen's T is singular only up to rounding: its Bunch pivots are tiny, not zero.
+    if method == LdltMethod::BunchKaufman {
+        assert!(
+            d.d[column - 1] == 0.0 && d.e[column - 1] == 0.0 && (column == 1 || d.e[column - 2] == 0.0),
+            "{what}: zero pivot {column}, but D there is {:?}",
+            (&d.d[column - 1], &d.e[column.max(2) - 2..column])
+        );
+        assert_eq!(zero_one_by_one_pivots(d), inertia.zero, "{what}: exact zero 1×1 pivots");
+    }
     if let Some(expected) = expected {
         assert_eq!(column, expected, "{what}: zero pivot");
     }
@@ -723,7 +760,7 @@ fn unpivoted_refusals<T: Scalar>(packed: bool) {
     for (a, n, column, params) in cases {
         let what = format!("{} {} n={n} expecting column {column}", T::NAME, storage(packed));
         let s = sym::<T>(a, n, packed);
-        match s.ldlt_with(false, params.unwrap_or(LdltParams::unpivoted(n))) {
+        match s.ldlt_with(LdltMethod::Unpivoted, params.unwrap_or(LdltParams::unpivoted(n))) {
             Err(Error::ZeroPivot { column: c }) => assert_eq!(c, column, "{what}"),
             other => panic!("{what}: expected ZeroPivot, got {:?}", other.err()),
         }
@@ -754,8 +791,9 @@ fn non_finite_in<T: Scalar>(n: usize, packed: bool) {
         let mut m = a.clone();
         m[i + j * n] = bad;
         let s = sym::<T>(&m, n, packed);
-        for pivoted in [true, false] {
-            match s.ldlt_with(pivoted, if pivoted { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) }) {
+        for method in [LdltMethod::BunchKaufman, LdltMethod::Aasen, LdltMethod::Unpivoted] {
+            let params = if method == LdltMethod::Unpivoted { LdltParams::unpivoted(n) } else { LdltParams::pivoted(n) };
+            match s.ldlt_with(method, params) {
                 Err(Error::NonFinite { what: w, row, col, value }) => {
                     assert_eq!((w.as_str(), row, col), ("A", i + 1, j + 1), "{what}");
                     assert!(value.is_nan() == bad.is_nan() && (value.is_nan() || value == bad), "{what}: {value}");
@@ -894,9 +932,15 @@ fn condition_estimate_within_a_factor_of_ten() {
 /// (row and column `j` exchanged with `ipiv[j] − 1`, in order) and
 /// `block_diagonal()` — agree within ‖P·A·Pᵀ − L·D·Lᵀ‖_F ≤ 30·n·u·‖A‖_F:
 /// the documented layout, independently of `reconstruct()`.
-fn host_reconstruction<T: Scalar>(a: &[f64], n: usize, packed: bool, params: LdltParams, what: &str) -> f64 {
-    let what = format!("{} {what} n={n} {} {params:?}", T::NAME, storage(packed));
-    let f = sym::<T>(a, n, packed).ldlt_with(true, params).unwrap();
+fn host_reconstruction<T: Scalar>(
+    a: &[f64],
+    n: usize,
+    packed: bool,
+    (method, params): (LdltMethod, LdltParams),
+    what: &str,
+) -> f64 {
+    let what = format!("{} {what} n={n} {} {method:?} {params:?}", T::NAME, storage(packed));
+    let f = sym::<T>(a, n, packed).ldlt_with(method, params).unwrap();
     let stored = host(f.stored());
     let rfp = gpumat::api::packed_layout(n);
     let entry = |i: usize, j: usize| if packed { stored[rfp.index(i, j).unwrap()] } else { stored[i + j * n] };
@@ -907,13 +951,16 @@ fn host_reconstruction<T: Scalar>(a: &[f64], n: usize, packed: bool, params: Ldl
             _ => 0.0,
         })
         .collect();
-    let d = f.block_diagonal();
+    // D: Bunch–Kaufman's block diagonal, or Aasen's tridiagonal T.
+    let d = f.middle();
     let mut dense = vec![0.0; n * n];
     for j in 0..n {
         dense[j + j * n] = d.d[j];
-        if d.e[j] != 0.0 {
-            assert!(j + 1 < n && (j == 0 || d.e[j - 1] == 0.0), "{what}: 2×2 blocks overlap at {j}");
-            assert_eq!(entry(j + 1, j), 0.0, "{what}: L(j + 1, j) of a 2×2 block at {j}");
+        if j + 1 < n && d.e[j] != 0.0 {
+            if method == LdltMethod::BunchKaufman {
+                assert!(j == 0 || d.e[j - 1] == 0.0, "{what}: 2×2 blocks overlap at {j}");
+                assert_eq!(entry(j + 1, j), 0.0, "{what}: L(j + 1, j) of a 2×2 block at {j}");
+            }
             dense[j + 1 + j * n] = d.e[j];
             dense[j + (j + 1) * n] = d.e[j];
         }
@@ -942,9 +989,11 @@ fn the_stored_factor_pivots_and_d_rebuild_a_on_the_host() {
         let zero = if n > 1 { random_symmetric(n as u64 + 710, n, true).0 } else { vec![0.0] };
         for packed in [false, true] {
             for params in [LdltParams { block_size: 3, leaf_size: 4, update_tile: 4 }, LdltParams::pivoted(n)] {
-                for (a, what) in [(&s.a, "Q·Λ·Qᵀ"), (&zero, "zero diagonal")] {
-                    worst = worst.max(host_reconstruction::<f64>(a, n, packed, params, what));
-                    worst = worst.max(host_reconstruction::<f32>(a, n, packed, params, what));
+                for method in [LdltMethod::BunchKaufman, LdltMethod::Aasen] {
+                    for (a, what) in [(&s.a, "Q·Λ·Qᵀ"), (&zero, "zero diagonal")] {
+                        worst = worst.max(host_reconstruction::<f64>(a, n, packed, (method, params), what));
+                        worst = worst.max(host_reconstruction::<f32>(a, n, packed, (method, params), what));
+                    }
                 }
             }
         }

@@ -285,7 +285,8 @@ fn reconstruction<T: Scalar>(a: &[f64], n: usize, rfp: bool, pivoted: bool, para
     let values: Vec<T> = a.iter().map(|&x| T::from_f64(x)).collect();
     let sym = Sym::from_lower(dev.from_col_major(n, n, &values).unwrap()).unwrap();
     let sym = if rfp { sym.to_rfp().unwrap() } else { sym };
-    let f = sym.ldlt_with(pivoted, params).unwrap();
+    let method = if pivoted { gpumat::LdltMethod::BunchKaufman } else { gpumat::LdltMethod::Unpivoted };
+    let f = sym.ldlt_with(method, params).unwrap();
     let back: Vec<f64> = f.reconstruct().unwrap().to_host().unwrap().into_iter().map(Scalar::to_f64).collect();
     let rounded: Vec<f64> = values.iter().map(|v| v.to_f64()).collect();
     let diff: Vec<f64> = back.iter().zip(&rounded).map(|(x, y)| x - y).collect();

@@ -1,14 +1,37 @@
 //! `Ldlt<T>`: `P·A·Pᵀ = L·D·Lᵀ` for a symmetric, possibly indefinite `A`,
 //! in full or in RFP storage (half the memory), whichever `A` was in: solves,
-//! the inertia, the determinant and a condition estimate.
+//! the inertia, the determinant and a condition estimate. `D` is block
+//! diagonal (Bunch–Kaufman, or diagonal without pivoting) or tridiagonal
+//! (Aasen).
 
 use super::device::{Resident, Storage};
 use super::{Matrix, Sym, SymStorage, validate};
 use crate::backend::{Backend, Block, BufferMut, Norm, Triangle, View, ViewMut};
-use crate::factor::ldlt::{self, BlockDiagonal, Inertia, LdltParams, LdltPivoting};
+use crate::factor::ldlt::{self, BlockDiagonal, Inertia, LdltParams, LdltPivoting, Middle, SymTridiagonal};
 use crate::factor::lu::Determinant;
 use crate::layout::{Rfp, Uplo};
 use crate::{Error, Result, Scalar};
+
+/// How an LDLᵀ factorization pivots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LdltMethod {
+    /// Bunch–Kaufman 1×1 and 2×2 pivots, `D` block diagonal (LAPACK's
+    /// `dsytrf`): the CPU's default.
+    BunchKaufman,
+    /// Aasen's `P·A·Pᵀ = L·T·Lᵀ`, `T` tridiagonal (LAPACK's `dsytrf_aa`):
+    /// as stable, and the GPU's default, since its pivots are searched in
+    /// one column and its panels have one width.
+    Aasen,
+    /// No interchanges, `D` diagonal: for matrices known to allow it.
+    Unpivoted,
+}
+
+impl LdltMethod {
+    /// The pivoted method that runs best on `device`.
+    pub fn pivoted_for(device: &super::Device) -> Self {
+        if device.is_cpu() { LdltMethod::BunchKaufman } else { LdltMethod::Aasen }
+    }
+}
 
 /// The LDLᵀ factorization of a symmetric `n × n` matrix.
 pub struct Ldlt<T: Scalar> {
@@ -24,8 +47,11 @@ pub struct Ldlt<T: Scalar> {
     d: Matrix<T>,
     e: Matrix<T>,
     /// The same, on the host.
+    middle: SymTridiagonal,
+    /// A block diagonal congruent to `D`: `D` itself, or Bunch's of
+    /// Aasen's `T`.
     diagonal: BlockDiagonal,
-    pivoted: bool,
+    method: LdltMethod,
     /// `‖A‖₁`, for the condition estimate.
     a_norm: f64,
     /// `n·ε·max|aᵢⱼ|`: eigenvalues of `D` this small count as zero.
@@ -33,13 +59,15 @@ pub struct Ldlt<T: Scalar> {
 }
 
 impl<T: Scalar> Sym<T> {
-    /// The LDLᵀ factorization with Bunch–Kaufman pivoting, `P·A·Pᵀ =
-    /// L·D·Lᵀ`, in this matrix's storage: backward stable for every
-    /// symmetric matrix, definite or not. A singular `A` still factors (see
-    /// [`Ldlt::zero_pivot`]); a NaN or infinity among `A`'s stored entries
-    /// is refused before any work. Waits for the result.
+    /// The pivoted LDLᵀ factorization `P·A·Pᵀ = L·D·Lᵀ` in this matrix's
+    /// storage, by the method that runs best on its device
+    /// ([`LdltMethod::pivoted_for`]: Aasen's on the GPU, Bunch–Kaufman's on
+    /// the CPU): backward stable for every symmetric matrix, definite or
+    /// not. A singular `A` still factors (see [`Ldlt::zero_pivot`]); a NaN
+    /// or infinity among `A`'s stored entries is refused before any work.
+    /// Waits for the result.
     pub fn ldlt(&self) -> Result<Ldlt<T>> {
-        self.ldlt_with(true, LdltParams::pivoted(self.n()))
+        self.ldlt_with(LdltMethod::pivoted_for(self.device()), LdltParams::pivoted(self.n()))
     }
 
     /// LDLᵀ without pivoting, `A = L·D·Lᵀ`, blocked as Cholesky is, for
@@ -51,15 +79,14 @@ impl<T: Scalar> Sym<T> {
     /// its column, and a small one that passes can still lose accuracy —
     /// check the backward error, or use [`ldlt`](Self::ldlt).
     pub fn ldlt_unpivoted(&self) -> Result<Ldlt<T>> {
-        self.ldlt_with(false, LdltParams::unpivoted(self.n()))
+        self.ldlt_with(LdltMethod::Unpivoted, LdltParams::unpivoted(self.n()))
     }
 
-    /// [`ldlt`](Self::ldlt) (`pivoted`) or
-    /// [`ldlt_unpivoted`](Self::ldlt_unpivoted) with explicit tuning.
-    pub fn ldlt_with(&self, pivoted: bool, params: LdltParams) -> Result<Ldlt<T>> {
+    /// The LDLᵀ factorization by the given method, with explicit tuning.
+    pub fn ldlt_with(&self, method: LdltMethod, params: LdltParams) -> Result<Ldlt<T>> {
         let rfp = (self.storage() == SymStorage::Rfp).then(|| self.rfp_layout());
         let (data, norm) = self.factorable_copy_and_norm()?;
-        Ldlt::factor_owned(self.n(), data, rfp, pivoted, params, norm)
+        Ldlt::factor_owned(self.n(), data, rfp, method, params, norm)
     }
 }
 
@@ -73,13 +100,17 @@ impl<T: Scalar> Ldlt<T> {
         n: usize,
         mut data: Matrix<T>,
         rfp: Option<Rfp>,
-        pivoted: bool,
+        method: LdltMethod,
         params: LdltParams,
         a_norm: f64,
     ) -> Result<Self> {
         let tol = n as f64 * T::EPSILON.to_f64() * data.norm(Norm::Max)?.to_f64();
         let tri = triangle(n, rfp)?;
-        let pivoting = if pivoted { LdltPivoting::BunchKaufman } else { LdltPivoting::None { tol } };
+        let pivoting = match method {
+            LdltMethod::BunchKaufman => LdltPivoting::BunchKaufman,
+            LdltMethod::Aasen => LdltPivoting::Aasen,
+            LdltMethod::Unpivoted => LdltPivoting::None { tol },
+        };
         let device = data.device().clone();
         let (ipiv, d, e, zero) = with_backend!(device, be => {
             let mut ipiv = be.alloc::<i32>(n)?;
@@ -93,15 +124,19 @@ impl<T: Scalar> Ldlt<T> {
             let e = Matrix::from_storage(device.clone(), n, 1, be.wrap(e));
             (be.wrap(ipiv), d, e, zero)
         });
-        if let (false, Some(column)) = (pivoted, zero) {
+        if let (LdltMethod::Unpivoted, Some(column)) = (method, zero) {
             return Err(Error::ZeroPivot { column });
         }
         let host = |m: &Matrix<T>| -> Result<Vec<f64>> { Ok(m.to_host()?.into_iter().map(|x| x.to_f64()).collect()) };
-        let diagonal = BlockDiagonal { d: host(&d)?, e: host(&e)? };
-        if diagonal.d.iter().chain(&diagonal.e).any(|x| !x.is_finite()) {
+        let middle = SymTridiagonal { d: host(&d)?, e: host(&e)? };
+        if middle.d.iter().chain(&middle.e).any(|x| !x.is_finite()) {
             return Err(Error::Overflow { what: "D of the LDLᵀ factorization (element growth)".into() });
         }
-        Ok(Ldlt { n, data, rfp, ipiv, d, e, diagonal, pivoted, a_norm, tol })
+        let diagonal = match method {
+            LdltMethod::Aasen => middle.block_diagonal(),
+            _ => BlockDiagonal { d: middle.d.clone(), e: middle.e.clone() },
+        };
+        Ok(Ldlt { n, data, rfp, ipiv, d, e, middle, diagonal, method, a_norm, tol })
     }
 }
 
@@ -128,9 +163,24 @@ impl<T: Scalar> Ldlt<T> {
         self.rfp.is_some()
     }
 
-    /// Whether the factorization pivoted (Bunch–Kaufman).
+    /// Whether the factorization pivoted (Bunch–Kaufman or Aasen).
     pub fn is_pivoted(&self) -> bool {
-        self.pivoted
+        self.method != LdltMethod::Unpivoted
+    }
+
+    /// How the factorization pivoted.
+    pub fn method(&self) -> LdltMethod {
+        self.method
+    }
+
+    fn middle_kind(&self) -> Middle {
+        if self.method == LdltMethod::Aasen { Middle::Tridiagonal } else { Middle::BlockDiagonal }
+    }
+
+    /// `D` on the host: block diagonal (`e[j] ≠ 0` at the first row of a
+    /// 2×2 block), or Aasen's tridiagonal `T`.
+    pub fn middle(&self) -> &SymTridiagonal {
+        &self.middle
     }
 
     /// The factor as it lies on the device: `n × n`, or the RFP array as one
@@ -139,8 +189,9 @@ impl<T: Scalar> Ldlt<T> {
         &self.data
     }
 
-    /// `D`: its diagonal and subdiagonal (`e[j] ≠ 0` marks the 2×2 block at
-    /// rows `j` and `j + 1`).
+    /// A block diagonal congruent to `A` (`e[j] ≠ 0` marks the 2×2 block at
+    /// rows `j` and `j + 1`): `D` itself, or for Aasen's factorization the
+    /// `D` of Bunch's `T = M·D·Mᵀ`. Its inertia and determinant are `A`'s.
     pub fn block_diagonal(&self) -> &BlockDiagonal {
         &self.diagonal
     }
@@ -168,8 +219,12 @@ impl<T: Scalar> Ldlt<T> {
         self.diagonal.inertia(self.tol)
     }
 
-    /// `det A = det D` as `mantissa · 2^exponent`, whatever its size.
+    /// `det A = det D` as `mantissa · 2^exponent`, whatever its size; 0
+    /// when `A` is singular to working precision ([`zero_pivot`](Self::zero_pivot)).
     pub fn determinant(&self) -> Determinant {
+        if self.zero_pivot().is_some() {
+            return Determinant::ZERO;
+        }
         self.diagonal.determinant()
     }
 
@@ -203,7 +258,7 @@ impl<T: Scalar> Ldlt<T> {
         let tri = triangle(self.n, self.rfp)?;
         with_backend!(self.data.device(), be => {
             let pivots = (View::dense(ipiv_buffer(be, &self.ipiv)?, self.n, 1)?, self.d.view()?, self.e.view()?);
-            ldlt::solve_in_place(be, &tri, self.data.view_on(be)?.buffer(), pivots, x.view_mut()?)
+            ldlt::solve_in_place(be, &tri, self.data.view_on(be)?.buffer(), pivots, self.middle_kind(), x.view_mut()?)
         })?;
         if x.find_non_finite()?.is_some() {
             return Err(Error::Overflow { what: "X".into() });
@@ -220,7 +275,7 @@ impl<T: Scalar> Ldlt<T> {
         let tri = triangle(self.n, self.rfp)?;
         with_backend!(self.data.device(), be => {
             let pivots = (View::dense(ipiv_buffer(be, &self.ipiv)?, self.n, 1)?, self.d.view()?, self.e.view()?);
-            ldlt::rcond(be, &tri, self.data.view_on(be)?.buffer(), pivots, self.a_norm)
+            ldlt::rcond(be, &tri, self.data.view_on(be)?.buffer(), pivots, self.middle_kind(), self.a_norm)
         })
     }
 
@@ -235,7 +290,7 @@ impl<T: Scalar> Ldlt<T> {
                 self.data.new_with(be, n, n, |a| be.rfp_to_full(self.data.view()?, rfp, a))?
             }),
         };
-        let dense: Vec<T> = self.diagonal.dense().into_iter().map(T::from_f64).collect();
+        let dense: Vec<T> = self.middle.dense().into_iter().map(T::from_f64).collect();
         let dense = device.from_col_major(n, n, &dense)?;
         with_backend!(device, be => {
             let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;

@@ -48,7 +48,7 @@ pub use crate::backend::{Diag, Norm};
 pub use crate::layout::Uplo;
 pub use cholesky::Cholesky;
 pub use device::Device;
-pub use ldlt::Ldlt;
+pub use ldlt::{Ldlt, LdltMethod};
 pub use lu::{Lu, Rref};
 pub use matrix::Matrix;
 pub use solve::{Method, Solution, SolveOptions, check_rcond};

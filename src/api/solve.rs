@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use super::device::Resident;
 use super::sym::asymmetry;
-use super::{Cholesky, Ldlt, Lu, Matrix, Norm, SymStorage, packed_layout, validate};
+use super::{Cholesky, Ldlt, LdltMethod, Lu, Matrix, Norm, SymStorage, packed_layout, validate};
 use crate::backend::{Backend, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::equilibrate;
@@ -278,17 +278,21 @@ fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky
 /// [`cholesky_of`] makes it.
 fn ldlt_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage, pivoted: bool, a_norm: f64) -> Result<Ldlt<T>> {
     let n = a.rows();
-    let params = if pivoted { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) };
+    let (method, params) = if pivoted {
+        (LdltMethod::pivoted_for(a.device()), LdltParams::pivoted(n))
+    } else {
+        (LdltMethod::Unpivoted, LdltParams::unpivoted(n))
+    };
     match storage {
         SymStorage::Full => {
             let mut full = a.try_clone()?;
             with_backend!(a.device(), be => be.fill_strict_triangle(Uplo::Upper, T::ZERO, full.view_mut()?))?;
-            Ldlt::factor_owned(n, full, None, pivoted, params, a_norm)
+            Ldlt::factor_owned(n, full, None, method, params, a_norm)
         }
         SymStorage::Rfp => {
             let rfp = packed_layout(n);
             let packed = with_backend!(a.device(), be => a.new_with(be, rfp.len(), 1, |arf| be.full_to_rfp(a.view()?, rfp, arf)))?;
-            Ldlt::factor_owned(n, packed, Some(rfp), pivoted, params, a_norm)
+            Ldlt::factor_owned(n, packed, Some(rfp), method, params, a_norm)
         }
     }
 }

@@ -3,7 +3,7 @@
 //! bad call is the same `Err` on the CPU and on the GPU.
 
 use super::region::{Region, Shape, check_disjoint};
-use super::{Backend, BufferMut, DeviceBuffer, Op, Side, Strided, SymPanel, SystemLayout, Triangle, View, ViewMut};
+use super::{AasenPanel, Backend, BufferMut, DeviceBuffer, Op, Side, Strided, SymPanel, SystemLayout, Triangle, View, ViewMut};
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 
@@ -450,6 +450,70 @@ pub fn sytrf_panel<B: Backend, T: Scalar>(
         return Err(Error::dims("sytrf_panel", "info must be a vector of 2 entries".to_string()));
     }
     Ok(())
+}
+
+/// `aasen_panel`: a square triangle whose pieces lie in `a`, `1 ≤ nb ≤
+/// n − k`, workspaces of `(n − k) × (nb + 2)` and `(n − k) × (nb + 1)`,
+/// `nb` rows and vectors of `n`. Returns `n`.
+pub fn aasen_panel<B: Backend, T: Scalar>(
+    a: &BufferMut<'_, B, T>,
+    tri: &Triangle,
+    k: usize,
+    panel: &AasenPanel<'_, B, T>,
+) -> Result<usize> {
+    let n = tri.cols;
+    if tri.rows != n {
+        return Err(Error::dims("aasen_panel", format!("the triangle must be square, is {}×{n}", tri.rows)));
+    }
+    for piece in [tri.l11, tri.l21, tri.l22] {
+        a.view(piece.block)?;
+    }
+    let nb = panel.nb;
+    if nb == 0 || k + nb > n || i32::try_from(n).is_err() {
+        return Err(Error::dims("aasen_panel", format!("panel of {nb} columns at {k} in a matrix of order {n}")));
+    }
+    for (name, x, cols) in [("L", &panel.l, nb + 2), ("Y", &panel.y, nb + 1)] {
+        if x.rows() != n - k || x.cols() != cols {
+            return Err(Error::dims(
+                "aasen_panel",
+                format!("{name} must be {}×{cols}, is {}×{}", n - k, x.rows(), x.cols()),
+            ));
+        }
+    }
+    if panel.rows.block().vector_len() != Some(nb) {
+        return Err(Error::dims("aasen_panel", format!("rows must be a vector of {nb} entries")));
+    }
+    if [panel.d.block(), panel.e.block()].iter().any(|b| b.vector_len() != Some(n)) {
+        return Err(Error::dims("aasen_panel", format!("d and e must be vectors of {n} entries")));
+    }
+    Ok(n)
+}
+
+/// `aasen_interchange`: as `aasen_panel`, `ipiv` a vector of `n`, `x` and
+/// `y` of `n − k − nb` rows and `nb + 2`, `nb + 1` columns. Returns `n`.
+pub fn aasen_interchange<B: Backend, T: Scalar>(
+    a: &BufferMut<'_, B, T>,
+    tri: &Triangle,
+    k: usize,
+    panel: &AasenPanel<'_, B, T>,
+    ipiv: &ViewMut<'_, B, i32>,
+    x: &ViewMut<'_, B, T>,
+    y: &ViewMut<'_, B, T>,
+) -> Result<usize> {
+    let n = aasen_panel(a, tri, k, panel)?;
+    if ipiv.block().vector_len() != Some(n) {
+        return Err(Error::dims("aasen_interchange", format!("ipiv must be a vector of {n} entries")));
+    }
+    let rows = n - k - panel.nb;
+    for (name, m, cols) in [("X", x, panel.nb + 2), ("Y", y, panel.nb + 1)] {
+        if m.rows() != rows || m.cols() != cols {
+            return Err(Error::dims(
+                "aasen_interchange",
+                format!("{name} must be {rows}×{cols}, is {}×{}", m.rows(), m.cols()),
+            ));
+        }
+    }
+    Ok(n)
 }
 
 /// `block_diagonal_solve`: `d` and `e` vectors of `B`'s rows.

@@ -469,6 +469,44 @@ pub trait Backend: Sized + Send + Sync + 'static {
         pivoting: SymPivoting,
     ) -> Result<()>;
 
+    /// One panel of Aasen's factorization `P·A·Pᵀ = L·T·Lᵀ`, `T` symmetric
+    /// tridiagonal and `L` unit lower triangular with `L(:, 0) = e₀`
+    /// (Aasen 1971, blocked as Rozložník, Shklarski and Toledo 2011): steps
+    /// `j = k..k + nb` of the column recurrence on the lower triangle that
+    /// `tri` locates in `a`, whose trailing matrix (rows and columns from
+    /// `k`) holds `A − Σ_{i,j<k} L(:,i)·T(i,j)·L(:,j)ᵀ` in the order the
+    /// earlier panels' interchanges left it. `a` is only read.
+    ///
+    /// The pivot of step `j` is the row of largest magnitude in the part of
+    /// column `j + 1` of `L` still to be scaled, over the rows not yet
+    /// chosen (the first such row of the matrix on ties). Rows keep their
+    /// places during the panel; [`Backend::aasen_interchange`] moves them
+    /// after it. `d[k..k + nb]` receives `T`'s diagonal and `e[j]` (`j <
+    /// n − 1`) its subdiagonal `T(j + 1, j)`; `e[k − 1]` is read.
+    fn aasen_panel<T: Scalar>(&self, a: &BufferMut<'_, Self, T>, tri: &Triangle, k: usize, panel: AasenPanel<'_, Self, T>)
+    -> Result<()>;
+
+    /// Moves the rows and columns of an [`Backend::aasen_panel`]'s pivots
+    /// into place: records them in `ipiv` (1-based, at `k + 1..=k + nb`,
+    /// applied in order as `laswp` does; `ipiv[0] = 1` when `k = 0`),
+    /// interchanges the rows of `L` left of the panel and the rows and
+    /// columns of the trailing matrix from `k + nb`, writes the panel's
+    /// columns `k..k + nb` of `L` below the diagonal of `a` and `T`'s
+    /// diagonal on it, and, for the rows from `k + nb` in their new order,
+    /// `x` (`(n − k − nb) × (nb + 2)`) receives `L(:, k − 1..=k + nb)` and
+    /// `y` (`(n − k − nb) × (nb + 1)`) the panel's `Y`: the trailing update
+    /// is then `A₂₂ −= x[:, ..=nb]·yᵀ` on its lower triangle.
+    fn aasen_interchange<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Self, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Self, T>,
+        ipiv: ViewMut<'_, Self, i32>,
+        x: ViewMut<'_, Self, T>,
+        y: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
     /// LDLᵀ without pivoting of a panel of the `uplo` triangle, as
     /// [`Backend::potrf_panel`] is Cholesky's: the `n × n` diagonal block at
     /// the top of `a` (`Lower`: `m × n`; `Upper`: `n × m`, holding `Lᵀ`)
@@ -701,6 +739,39 @@ pub struct SymPanel<'a, B: Backend, T: Scalar> {
     /// Two entries: the first zero pivot (1-based, 0 if none yet; kept if
     /// already set) and the number of columns factored.
     pub info: ViewMut<'a, B, i32>,
+}
+
+/// The workspaces and outputs of one [`Backend::aasen_panel`] step; rows
+/// `r` of `l` and `y` stand for row `k + r` of the matrix, in its order at
+/// the panel's start.
+pub struct AasenPanel<'a, B: Backend, T: Scalar> {
+    /// Columns of `T` to factor: `1 ≤ nb ≤ n − k`.
+    pub nb: usize,
+    /// `(n − k) × (nb + 2)`: columns 0 and 1 hold `L(:, k − 1)` (zero when
+    /// `k = 0`) and `L(:, k)` (`e₀` when `k = 0`); column `1 + t` receives
+    /// `L(:, k + t)`, the last only when `k + nb < n`.
+    pub l: ViewMut<'a, B, T>,
+    /// `(n − k) × (nb + 1)`: receives `Y = L(:, Q)·T'` for `Q = k − 1..k +
+    /// nb`, `T'` the part of `T` on `Q × Q` without `T(k − 1, k − 1)`.
+    pub y: ViewMut<'a, B, T>,
+    /// `nb` entries: the row of the matrix chosen at each step.
+    pub rows: ViewMut<'a, B, i32>,
+    /// Vectors of `n` entries.
+    pub d: ViewMut<'a, B, T>,
+    pub e: ViewMut<'a, B, T>,
+}
+
+impl<B: Backend, T: Scalar> AasenPanel<'_, B, T> {
+    pub fn rb_mut(&mut self) -> AasenPanel<'_, B, T> {
+        AasenPanel {
+            nb: self.nb,
+            l: self.l.rb_mut(),
+            y: self.y.rb_mut(),
+            rows: self.rows.rb_mut(),
+            d: self.d.rb_mut(),
+            e: self.e.rb_mut(),
+        }
+    }
 }
 
 /// [`Backend::getrf_leaf`] as `getrf_panel` on the leaf's columns, then

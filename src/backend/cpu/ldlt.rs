@@ -22,13 +22,13 @@ pub const ALPHA: f64 = 0.640_388_203_202_208_4;
 /// A column-major block of a CPU buffer, by raw pointer: the panel reads and
 /// writes single entries of several blocks of one buffer in turn.
 #[derive(Clone, Copy)]
-struct Cols<T> {
-    ptr: *mut T,
+pub(super) struct Cols<T> {
+    pub(super) ptr: *mut T,
     ld: usize,
 }
 
 impl<T: Copy> Cols<T> {
-    fn of(v: ViewMut<'_, Cpu, T>) -> Self
+    pub(super) fn of(v: ViewMut<'_, Cpu, T>) -> Self
     where
         T: crate::Elem,
     {
@@ -44,11 +44,11 @@ impl<T: Copy> Cols<T> {
         unsafe { self.ptr.add(i + j * self.ld) }
     }
     #[inline]
-    fn get(&self, i: usize, j: usize) -> T {
+    pub(super) fn get(&self, i: usize, j: usize) -> T {
         unsafe { *self.at(i, j) }
     }
     #[inline]
-    fn set(&self, i: usize, j: usize, x: T) {
+    pub(super) fn set(&self, i: usize, j: usize, x: T) {
         unsafe { *self.at(i, j) = x }
     }
     fn swap(&self, (i, j): (usize, usize), (p, q): (usize, usize)) {
@@ -59,24 +59,24 @@ impl<T: Copy> Cols<T> {
 /// A vector block (a row or a column) by raw pointer: entry `i` is `step`
 /// entries after entry `i − 1`.
 #[derive(Clone, Copy)]
-struct Vector<T> {
+pub(super) struct Vector<T> {
     ptr: *mut T,
     step: usize,
 }
 
 impl<T: crate::Elem> Vector<T> {
-    fn of(v: ViewMut<'_, Cpu, T>) -> Self {
+    pub(super) fn of(v: ViewMut<'_, Cpu, T>) -> Self {
         let (buf, b) = v.into_parts();
         // SAFETY: the block lies in the buffer (checked when the view was made).
         Vector { ptr: unsafe { buf.ptr().add(b.offset) }, step: if b.cols == 1 { 1 } else { b.ld } }
     }
     #[inline]
-    fn get(&self, i: usize) -> T {
+    pub(super) fn get(&self, i: usize) -> T {
         // SAFETY: `check` proved the vector's length.
         unsafe { *self.ptr.add(i * self.step) }
     }
     #[inline]
-    fn set(&self, i: usize, x: T) {
+    pub(super) fn set(&self, i: usize, x: T) {
         unsafe { *self.ptr.add(i * self.step) = x }
     }
 }

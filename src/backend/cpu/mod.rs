@@ -1,6 +1,7 @@
 //! The CPU backend: faer for level 3, plain loops for the rest, rayon for
 //! threads. It runs eagerly: when a primitive returns, its work is done.
 
+mod aasen;
 mod batch;
 mod ldlt;
 mod lu;
@@ -21,7 +22,7 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
+    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
     SystemLayout, Triangle, Triangular, View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
@@ -682,6 +683,29 @@ impl Backend for Cpu {
         pivoting: SymPivoting,
     ) -> Result<()> {
         ldlt::sytrf_panel(a, tri, k, panel, pivoting)
+    }
+
+    fn aasen_panel<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Cpu, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Cpu, T>,
+    ) -> Result<()> {
+        aasen::aasen_panel(a, tri, k, panel)
+    }
+
+    fn aasen_interchange<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Cpu, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Cpu, T>,
+        ipiv: ViewMut<'_, Cpu, i32>,
+        x: ViewMut<'_, Cpu, T>,
+        y: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        aasen::aasen_interchange(a, tri, k, panel, ipiv, x, y)
     }
 
     fn ldlt_panel<T: Scalar>(

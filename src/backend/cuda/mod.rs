@@ -16,6 +16,7 @@
 //! `scaled_gram`, `residual`). `vendor` holds cuSOLVER and cuBLAS baselines
 //! for tests and benchmarks; no algorithm calls it.
 
+mod aasen;
 mod batch;
 pub(crate) mod blas;
 mod copy;
@@ -47,7 +48,7 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
+    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
     SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
 };
 use crate::layout::{Rfp, Uplo};
@@ -508,6 +509,29 @@ impl Backend for Cuda {
         pivoting: SymPivoting,
     ) -> Result<()> {
         self.ldlt_sytrf_panel(a, tri, k, panel, pivoting)
+    }
+
+    fn aasen_panel<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Cuda, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.aasen_panel_kernel(a, tri, k, panel)
+    }
+
+    fn aasen_interchange<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Cuda, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Cuda, T>,
+        ipiv: ViewMut<'_, Cuda, i32>,
+        x: ViewMut<'_, Cuda, T>,
+        y: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.aasen_interchange_kernels(a, tri, k, panel, ipiv, x, y)
     }
 
     fn ldlt_panel<T: Scalar>(

@@ -46,7 +46,7 @@ use std::cell::RefCell;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Block, BufferMut, DeviceBuffer, Norm, Triangle, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
-use gpumat::factor::ldlt::{self, LdltParams, LdltPivoting, LdltWorkspace};
+use gpumat::factor::ldlt::{self, LdltParams, LdltPivoting, LdltWorkspace, Middle};
 use gpumat::layout::Uplo;
 use gpumat::{Error, Result, Scalar};
 use serde_json::{Value, json};
@@ -57,6 +57,9 @@ use crate::harness::factorizations::{cholesky_full, cholesky_vendor, read_info};
 use crate::harness::inputs::{random, symmetric_indefinite};
 use crate::harness::results::{merge, record};
 use crate::harness::timing::interleaved;
+
+/// The pivoted method measured against `dsytrf`.
+const PIVOTED: LdltPivoting = LdltPivoting::Aasen;
 
 /// The largest order whose factors are multiplied out for their error.
 const RECONSTRUCT_MAX: usize = 16384;
@@ -89,11 +92,13 @@ struct Pivots<T: Scalar> {
     e: CudaBuffer<T>,
     zero: Option<usize>,
     workspace: Option<LdltWorkspace<Cuda, T>>,
+    middle: Middle,
 }
 
 impl<T: Scalar> Pivots<T> {
-    fn new(cuda: &Cuda, n: usize) -> Result<Self> {
-        Ok(Pivots { ipiv: cuda.alloc(n)?, d: cuda.alloc(n)?, e: cuda.alloc(n)?, zero: None, workspace: None })
+    fn new(cuda: &Cuda, n: usize, pivoting: LdltPivoting) -> Result<Self> {
+        let middle = if pivoting == LdltPivoting::Aasen { Middle::Tridiagonal } else { Middle::BlockDiagonal };
+        Ok(Pivots { ipiv: cuda.alloc(n)?, d: cuda.alloc(n)?, e: cuda.alloc(n)?, zero: None, workspace: None, middle })
     }
 
     fn views(&self) -> Result<PivotViews<'_, T>> {
@@ -101,8 +106,12 @@ impl<T: Scalar> Pivots<T> {
         Ok((View::dense(&self.ipiv, n, 1)?, View::dense(&self.d, n, 1)?, View::dense(&self.e, n, 1)?))
     }
 
-    /// The number of 2×2 blocks of `D`.
+    /// The number of 2×2 blocks of a block diagonal `D` (none for Aasen's
+    /// tridiagonal).
     fn two_by_two(&self, cuda: &Cuda) -> Result<usize> {
+        if self.middle == Middle::Tridiagonal {
+            return Ok(0);
+        }
         let mut e = vec![T::ZERO; self.e.len()];
         cuda.download(&self.e, &mut e)?;
         Ok(e.iter().filter(|x| **x != T::ZERO).count())
@@ -143,7 +152,7 @@ fn ldlt_solve<T: Scalar>(
 ) -> Result<()> {
     let n = tri.cols;
     cuda.copy(View::dense(b, n, 1)?, ViewMut::dense(x, n, 1)?)?;
-    ldlt::solve_in_place(cuda, tri, factor, p.views()?, ViewMut::dense(x, n, 1)?)
+    ldlt::solve_in_place(cuda, tri, factor, p.views()?, p.middle, ViewMut::dense(x, n, 1)?)
 }
 
 /// Copies the `n × n` `src` into `a` and factors it with cuSOLVER.
@@ -263,8 +272,8 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
         })
     };
 
-    // Bunch–Kaufman: full storage, RFP storage, cuSOLVER.
-    let bk = LdltPivoting::BunchKaufman;
+    // The GPU's pivoted factorization (Aasen's): full storage, RFP storage, cuSOLVER.
+    let pivoting = PIVOTED;
     let rfp = gpumat::api::packed_layout(n);
     let (full, packed) = (Triangle::full(Uplo::Lower, Block::dense(n, n))?, Triangle::rfp(rfp, 0));
     let (square, column) = ((n, n), (rfp.len(), 1));
@@ -272,12 +281,12 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
     cuda.full_to_rfp(View::dense(&a, n, n)?, rfp, ViewMut::dense(&mut arf0, rfp.len(), 1)?)?;
     // Peak memory of one factorization each, its own matrix included.
     let (_, bytes_full) = cuda.peak_memory(|| {
-        let (mut l, mut p) = (cuda.alloc::<T>(n * n)?, Pivots::new(cuda, n)?);
-        ldlt_in_place(cuda, &full, (&a, square), &mut l, &mut p, bk, params)
+        let (mut l, mut p) = (cuda.alloc::<T>(n * n)?, Pivots::new(cuda, n, pivoting)?);
+        ldlt_in_place(cuda, &full, (&a, square), &mut l, &mut p, pivoting, params)
     })?;
     let (_, bytes_rfp) = cuda.peak_memory(|| {
-        let (mut l, mut p) = (cuda.alloc::<T>(rfp.len())?, Pivots::new(cuda, n)?);
-        ldlt_in_place(cuda, &packed, (&arf0, column), &mut l, &mut p, bk, params)
+        let (mut l, mut p) = (cuda.alloc::<T>(rfp.len())?, Pivots::new(cuda, n, pivoting)?);
+        ldlt_in_place(cuda, &packed, (&arf0, column), &mut l, &mut p, pivoting, params)
     })?;
     let (_, bytes_vendor) = cuda.peak_memory(|| {
         let (mut l, mut v) = (cuda.alloc::<T>(n * n)?, vendor::DenseLdlt::<T>::new(cuda, n)?);
@@ -286,11 +295,11 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
 
     let (mut ours, mut theirs, mut arf) =
         (cuda.alloc::<T>(n * n)?, cuda.alloc::<T>(n * n)?, cuda.alloc::<T>(rfp.len())?);
-    let (mut p_full, mut p_rfp) = (Pivots::new(cuda, n)?, Pivots::new(cuda, n)?);
+    let (mut p_full, mut p_rfp) = (Pivots::new(cuda, n, pivoting)?, Pivots::new(cuda, n, pivoting)?);
     let mut sytrf = vendor::DenseLdlt::<T>::new(cuda, n)?;
     let t = {
-        let mut f_full = || ldlt_in_place(cuda, &full, (&a, square), &mut ours, &mut p_full, bk, params);
-        let mut f_rfp = || ldlt_in_place(cuda, &packed, (&arf0, column), &mut arf, &mut p_rfp, bk, params);
+        let mut f_full = || ldlt_in_place(cuda, &full, (&a, square), &mut ours, &mut p_full, pivoting, params);
+        let mut f_rfp = || ldlt_in_place(cuda, &packed, (&arf0, column), &mut arf, &mut p_rfp, pivoting, params);
         let mut f_vendor = || sytrf_vendor(cuda, n, &a, &mut theirs, &mut sytrf);
         interleaved(cuda, reps, &mut [&mut f_full, &mut f_rfp, &mut f_vendor])?
     };
@@ -360,7 +369,7 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
     let common = merge(
         rates(t_full, t_vendor),
         json!({
-            "block_size": params.block_size, "update_tile": params.update_tile,
+            "block_size": params.block_size, "update_tile": params.update_tile, "pivoting": format!("{pivoting:?}"),
             "vendor_bytes": bytes_vendor, "vendor_workspace_bytes": sytrf.workspace_bytes(),
             "vendor_2x2_blocks": vendor_two_by_two,
         }),
@@ -455,7 +464,7 @@ fn unpivoted<T: Scalar>(
     let square = (n, n);
 
     let (_, bytes_ours) = cuda.peak_memory(|| {
-        let (mut l, mut p) = (cuda.alloc::<T>(n * n)?, Pivots::new(cuda, n)?);
+        let (mut l, mut p) = (cuda.alloc::<T>(n * n)?, Pivots::new(cuda, n, none)?);
         ldlt_in_place(cuda, &full, (&qd, square), &mut l, &mut p, none, params)
     })?;
     let (_, bytes_vendor) = cuda.peak_memory(|| {
@@ -473,7 +482,7 @@ fn unpivoted<T: Scalar>(
 
     // One matrix for the four: each run starts with its own copy.
     let work = RefCell::new(cuda.alloc::<T>(n * n)?);
-    let mut p = Pivots::new(cuda, n)?;
+    let mut p = Pivots::new(cuda, n, none)?;
     let mut sytrf = vendor::DenseLdlt::<T>::unpivoted(cuda, n)?;
     let mut potrf = vendor::DenseCholesky::<T>::new(cuda, n)?;
     let mut info = cuda.upload(&[0i32])?;

@@ -2,7 +2,7 @@
 //! `‖A⁻¹‖₁` by the Hager–Higham estimator, one solve per step (`A⁻¹` is
 //! symmetric, so the transposed solves are the same solves).
 
-use super::solve_in_place;
+use super::{Middle, solve_in_place};
 use crate::backend::{Backend, Triangle, View, ViewMut};
 use crate::factor::condition::{inverse_one_norm_on, reciprocal_condition};
 use crate::{Result, Scalar};
@@ -15,6 +15,7 @@ pub fn rcond<B: Backend, T: Scalar>(
     tri: &Triangle,
     factor: &B::Buffer<T>,
     pivots: (View<'_, B, i32>, View<'_, B, T>, View<'_, B, T>),
+    middle: Middle,
     a_norm: f64,
 ) -> Result<f64> {
     let n = tri.cols;
@@ -22,6 +23,6 @@ pub fn rcond<B: Backend, T: Scalar>(
         return Ok(reciprocal_condition(n, a_norm, 1.0));
     }
     let inverse_norm =
-        inverse_one_norm_on(be, n, |v, _| solve_in_place(be, tri, factor, pivots, ViewMut::dense(v, n, 1)?))?;
+        inverse_one_norm_on(be, n, |v, _| solve_in_place(be, tri, factor, pivots, middle, ViewMut::dense(v, n, 1)?))?;
     Ok(reciprocal_condition(n, a_norm, inverse_norm))
 }

@@ -14,7 +14,7 @@
 //! The width of a panel is known only once its last pivot is chosen (a 2×2
 //! pivot takes one column more), so the host reads it after each panel.
 
-use super::unpivoted;
+use super::{aasen, unpivoted};
 use crate::backend::{Backend, Block, BufferMut, Op, SymPanel, SymPivoting, Triangle, View, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::layout::Uplo;
@@ -26,6 +26,11 @@ pub enum LdltPivoting {
     /// Bunch–Kaufman 1×1 and 2×2 pivots: backward stable for every
     /// symmetric matrix, as LAPACK's `dsytrf`.
     BunchKaufman,
+    /// Aasen's `P·A·Pᵀ = L·T·Lᵀ` with `T` tridiagonal (Aasen 1971): backward
+    /// stable as Bunch–Kaufman, its pivots found in one column as partial
+    /// pivoting finds them, and its panels of one width, so the GPU runs it
+    /// without waiting on the host. `D` is then `T`.
+    Aasen,
     /// No interchanges, 1×1 pivots: `A = L·D·Lᵀ`. Safe for matrices whose
     /// leading principal minors are all safely nonzero — symmetric
     /// quasi-definite matrices `[[H, Bᵀ], [B, −G]]` with `H`, `G` positive
@@ -37,7 +42,7 @@ pub enum LdltPivoting {
 impl LdltPivoting {
     fn panel(self) -> SymPivoting {
         match self {
-            LdltPivoting::BunchKaufman => SymPivoting::BunchKaufman,
+            LdltPivoting::BunchKaufman | LdltPivoting::Aasen => SymPivoting::BunchKaufman,
             LdltPivoting::None { tol } => SymPivoting::None { tol },
         }
     }
@@ -150,6 +155,10 @@ pub fn factor_in_place_with<B: Backend, T: Scalar>(
         return Ok(None);
     }
     let params = ws.params;
+    if pivoting == LdltPivoting::Aasen {
+        aasen::factor(be, tri, a, (ipiv, d, e), params.block_size, params.update_tile)?;
+        return Ok(None);
+    }
     if let LdltPivoting::None { tol } = pivoting {
         let rows: Vec<i32> = (1..=n).map(|i| i32::try_from(i).unwrap_or(i32::MAX)).collect();
         be.copy(View::dense(&be.upload(&rows)?, n, 1)?, ipiv)?;

@@ -7,15 +7,18 @@
 //!
 //! [`Triangle`]: crate::backend::Triangle
 
+mod aasen;
 mod condition;
 mod diagonal;
 mod factor;
 mod reconstruct;
 mod solve;
+mod tridiagonal;
 mod unpivoted;
 
 pub use condition::rcond;
 pub use diagonal::{BlockDiagonal, Inertia};
 pub use factor::{LdltParams, LdltPivoting, LdltWorkspace, factor_in_place, factor_in_place_with};
 pub use reconstruct::reconstruct;
-pub use solve::solve_in_place;
+pub use solve::{Middle, solve_in_place};
+pub use tridiagonal::SymTridiagonal;
