@@ -52,6 +52,7 @@
 //   the second row of a 2×2 block is its first row's thread's.
 
 #include "pivot.cuh"
+#include "triangle.cuh"
 
 // Bunch and Kaufman's alpha = (1 + sqrt(17))/8, the CPU's constant to the bit.
 #define BK_ALPHA 0.6403882032022084
@@ -85,31 +86,6 @@ __device__ __forceinline__ void step_barrier(unsigned* bar) {
 // A product rounded on its own: `x - mul_rn(a, b)` is never fused.
 __device__ __forceinline__ float mul_rn(float x, float y) { return __fmul_rn(x, y); }
 __device__ __forceinline__ double mul_rn(double x, double y) { return __dmul_rn(x, y); }
-
-// Where the lower triangle lies (Triangle): rows and columns split at
-// `split` into pieces L11, L21, L22, each at an offset with a leading
-// dimension, stored as it is or transposed; `joined`: L21 continues L11.
-struct Tri {
-    long long split;
-    int joined;
-    long long off11, ld11, off21, ld21, off22, ld22;
-    int tr11, tr21, tr22;
-};
-
-// Triangle::locate: the position in the buffer of entry (i, j), i >= j.
-__device__ __forceinline__ long long locate(const Tri& t, long long i, long long j) {
-    const long long s = t.split;
-    long long off, ld, r, c;
-    int tr;
-    if (j >= s) {
-        off = t.off22, ld = t.ld22, tr = t.tr22, r = i - s, c = j - s;
-    } else if (i < s || t.joined) {
-        off = t.off11, ld = t.ld11, tr = t.tr11, r = i, c = j;
-    } else {
-        off = t.off21, ld = t.ld21, tr = t.tr21, r = i - s, c = j;
-    }
-    return tr ? off + c + r * ld : off + r + c * ld;
-}
 
 // The panel: the matrix, its workspaces, and this block's rows [lo, hi).
 // Every load of the matrix, L or W goes through `fresh`: L1 is not
@@ -180,19 +156,6 @@ __device__ Candidate update_column(const Panel<T>& p, long long c, long long fro
         if (better(o, best)) best = o;
     }
     return best;
-}
-
-// The best of the block's candidates, in thread 0. Called by whole blocks.
-__device__ Candidate block_best(Candidate c, Candidate* best, long long none) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    c = warp_best(c);
-    if (lane == 0) best[warp] = c;
-    __syncthreads();
-    if (warp == 0) {
-        c = lane < (int)(blockDim.x >> 5) ? best[lane] : Candidate{-1.0, none};
-        c = warp_best(c);
-    }
-    return c;
 }
 
 // The best of the candidates the grid's blocks published, in lane 0 of the

@@ -26,7 +26,7 @@
 
 // The best candidate of the block, for every thread (two barriers);
 // `best` is 32 entries of shared memory.
-__device__ __noinline__ Candidate block_best(Candidate c, Candidate* best, long long m) {
+__device__ __noinline__ Candidate block_best_everywhere(Candidate c, Candidate* best, long long m) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     c = warp_best(c);
     if (lane == 0) best[warp] = c;
@@ -100,7 +100,7 @@ __device__ void getrf_panel_ll_impl(T* a, long long ld, long long m, long long n
                 const Candidate o = {abs_d(sj[i - lo]), i};
                 if (better(o, c)) c = o;
             }
-        c = block_best(c, best, m);
+        c = block_best_everywhere(c, best, m);
         const bool own_j = lo <= j && j < hi;
         if (G == 1) {
             if (t == 0) pivot = (partial && c.i < m) ? c.i : j;

@@ -33,6 +33,19 @@ __device__ __forceinline__ Candidate warp_best(Candidate c) {
     return c;
 }
 
+// The best of the block's candidates, in thread 0. Called by whole blocks.
+__device__ Candidate block_best(Candidate c, Candidate* best, long long none) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    c = warp_best(c);
+    if (lane == 0) best[warp] = c;
+    __syncthreads();
+    if (warp == 0) {
+        c = lane < (int)(blockDim.x >> 5) ? best[lane] : Candidate{-1.0, none};
+        c = warp_best(c);
+    }
+    return c;
+}
+
 // A barrier across the whole grid (every block resident): arrive on
 // bar[0]; the last block resets it and bumps the generation bar[1], which
 // the others wait for. The fences make each block's writes before the

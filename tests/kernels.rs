@@ -154,7 +154,21 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("ldlt.cu", format!("sytrf_panel_{t}"), [&head[..], &piece, &piece, &piece, &tail].concat());
         // block_diagonal_solve(d, incd, e, ince, b, ldb, n, nrhs)
         add("ldlt.cu", format!("block_diagonal_solve_{t}"), vec![P, I64, P, I64, P, I64, I64, I64]);
+        // Aasen: every kernel but the placement starts with the matrix.
+        let matrix = [&head[..], &piece, &piece, &piece].concat();
+        // aasen_panel(<matrix>, l, ldl, y, ldy, rows, incr, d, incd, e, ince, part_v, part_i, part_s, bar)
+        let tail = [P, I64, P, I64, P, I64, P, I64, P, I64, P, P, P, P];
+        add("aasen.cu", format!("aasen_panel_{t}"), [&matrix[..], &tail].concat());
+        // aasen_gather / aasen_scatter(<matrix>, at, cand, valid, left, trailing)
+        for name in ["aasen_gather", "aasen_scatter"] {
+            add("aasen.cu", format!("{name}_{t}"), [&matrix[..], &[P, P, P, P, P]].concat());
+        }
+        // aasen_place(<matrix>, at, l, ldl, y, ldy, d, incd, x, ldx, yx, ldyx)
+        let tail = [P, P, I64, P, I64, P, I64, P, I64, P, I64];
+        add("aasen.cu", format!("aasen_place_{t}"), [&matrix[..], &tail].concat());
     }
+    // aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, pos, cand, valid)
+    add("aasen.cu", "aasen_placement".into(), vec![P, I64, I64, I64, I64, P, I64, P, P, P, P]);
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {
             // trsm_lower_<t>_<tiles>(a, lda, b, ldb, m, n, alpha, unit, trans, prefetch)

@@ -792,7 +792,8 @@ fn non_finite_in<T: Scalar>(n: usize, packed: bool) {
         m[i + j * n] = bad;
         let s = sym::<T>(&m, n, packed);
         for method in [LdltMethod::BunchKaufman, LdltMethod::Aasen, LdltMethod::Unpivoted] {
-            let params = if method == LdltMethod::Unpivoted { LdltParams::unpivoted(n) } else { LdltParams::pivoted(n) };
+            let params =
+                if method == LdltMethod::Unpivoted { LdltParams::unpivoted(n) } else { LdltParams::pivoted(n) };
             match s.ldlt_with(method, params) {
                 Err(Error::NonFinite { what: w, row, col, value }) => {
                     assert_eq!((w.as_str(), row, col), ("A", i + 1, j + 1), "{what}");

@@ -3,7 +3,9 @@
 //! bad call is the same `Err` on the CPU and on the GPU.
 
 use super::region::{Region, Shape, check_disjoint};
-use super::{AasenPanel, Backend, BufferMut, DeviceBuffer, Op, Side, Strided, SymPanel, SystemLayout, Triangle, View, ViewMut};
+use super::{
+    AasenPanel, Backend, BufferMut, DeviceBuffer, Op, Side, Strided, SymPanel, SystemLayout, Triangle, View, ViewMut,
+};
 use crate::layout::{Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
 

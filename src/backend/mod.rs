@@ -483,8 +483,13 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// places during the panel; [`Backend::aasen_interchange`] moves them
     /// after it. `d[k..k + nb]` receives `T`'s diagonal and `e[j]` (`j <
     /// n − 1`) its subdiagonal `T(j + 1, j)`; `e[k − 1]` is read.
-    fn aasen_panel<T: Scalar>(&self, a: &BufferMut<'_, Self, T>, tri: &Triangle, k: usize, panel: AasenPanel<'_, Self, T>)
-    -> Result<()>;
+    fn aasen_panel<T: Scalar>(
+        &self,
+        a: &BufferMut<'_, Self, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Self, T>,
+    ) -> Result<()>;
 
     /// Moves the rows and columns of an [`Backend::aasen_panel`]'s pivots
     /// into place: records them in `ipiv` (1-based, at `k + 1..=k + nb`,

@@ -22,8 +22,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
-    SystemLayout, Triangle, Triangular, View, ViewMut, check,
+    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel,
+    SymPivoting, SystemLayout, Triangle, Triangular, View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};

@@ -1,29 +1,150 @@
-use super::Cuda;
-use crate::backend::{AasenPanel, BufferMut, Triangle, ViewMut};
-use crate::{Error, Result, Scalar};
+//! Aasen's factorization on the GPU, `kernels/aasen.cu`: the panel's column
+//! recurrence as one grid-wide kernel with one barrier a step (a pivot is
+//! searched in one column, as partial pivoting's), and the interchanges
+//! after it as four small kernels that read every moved entry before any
+//! is written.
+
+use cudarc::driver::LaunchConfig;
+
+use super::launch::{BLOCK, MAX_BLOCKS, stride};
+use super::{Arg, Cuda, n, ptr_mut, raw_mut};
+use crate::backend::{AasenPanel, Backend, Block, BufferMut, Stored, Triangle, ViewMut, check};
+use crate::{Result, Scalar};
+
+/// Threads per block of the panel kernel, and the panel rows each block
+/// aims at: more blocks only lengthen each barrier.
+const PANEL_THREADS: u32 = 256;
+const PANEL_ROWS_PER_BLOCK: usize = 256;
+
+/// A piece of the triangle as the kernels take it: offset in the buffer,
+/// leading dimension, whether it holds its block transposed.
+fn piece(s: &Stored) -> [Arg; 3] {
+    [n(s.block.offset), n(s.block.ld), Arg::I32(i32::from(s.transposed))]
+}
+
+/// The matrix from the buffer's start, its order, `k`, `nb` and where the
+/// triangle lies: the first arguments of every kernel of `aasen.cu`.
+fn matrix_args<T: Scalar>(a: &BufferMut<'_, Cuda, T>, tri: &Triangle, k: usize, nb: usize) -> Result<Vec<Arg>> {
+    let base = raw_mut(&a.view_mut(Block::dense(a.len(), 1))?);
+    let mut args = vec![Arg::Ptr(base), n(tri.cols), n(k), n(nb), n(tri.split), Arg::I32(i32::from(tri.joined))];
+    for p in [&tri.l11, &tri.l21, &tri.l22] {
+        args.extend(piece(p));
+    }
+    Ok(args)
+}
 
 impl Cuda {
     pub(super) fn aasen_panel_kernel<T: Scalar>(
         &self,
-        _a: &BufferMut<'_, Cuda, T>,
-        _tri: &Triangle,
-        _k: usize,
-        _panel: AasenPanel<'_, Cuda, T>,
+        a: &BufferMut<'_, Cuda, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Cuda, T>,
     ) -> Result<()> {
-        Err(Error::InvalidArgument("todo".into()))
+        let order = check::aasen_panel(a, tri, k, &panel)?;
+        let (m, nb) = (order - k, panel.nb);
+        let blocks = m.div_ceil(PANEL_ROWS_PER_BLOCK).clamp(1, self.sms()?);
+        let chunk = m.div_ceil(blocks);
+        let shared = chunk * (size_of::<T>() + 1) + (nb + 2) * size_of::<T>();
+        // Each block's candidate (|v|, row, v), double-buffered, and the
+        // barrier's two words, zeroed.
+        let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
+        let part_s = self.scratch::<f64>(2 * blocks)?;
+        let bar = self.scratch::<u32>(2)?;
+        let (l, y) = (panel.l.block(), panel.y.block());
+        let mut args = matrix_args(a, tri, k, nb)?;
+        args.extend([
+            ptr_mut(&panel.l),
+            n(l.ld),
+            ptr_mut(&panel.y),
+            n(y.ld),
+            ptr_mut(&panel.rows),
+            n(stride(panel.rows.block())),
+            ptr_mut(&panel.d),
+            n(stride(panel.d.block())),
+            ptr_mut(&panel.e),
+            n(stride(panel.e.block())),
+            Arg::Ptr(self.slice_ptr(&part_v)),
+            Arg::Ptr(self.slice_ptr(&part_i)),
+            Arg::Ptr(self.slice_ptr(&part_s)),
+            Arg::Ptr(self.slice_ptr(&bar)),
+        ]);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (PANEL_THREADS, 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        self.launch("aasen", &format!("aasen_panel_{}", T::NAME), cfg, &args)
     }
 
     #[allow(clippy::too_many_arguments)]
     pub(super) fn aasen_interchange_kernels<T: Scalar>(
         &self,
-        _a: &BufferMut<'_, Cuda, T>,
-        _tri: &Triangle,
-        _k: usize,
-        _panel: AasenPanel<'_, Cuda, T>,
-        _ipiv: ViewMut<'_, Cuda, i32>,
-        _x: ViewMut<'_, Cuda, T>,
-        _y: ViewMut<'_, Cuda, T>,
+        a: &BufferMut<'_, Cuda, T>,
+        tri: &Triangle,
+        k: usize,
+        panel: AasenPanel<'_, Cuda, T>,
+        ipiv: ViewMut<'_, Cuda, i32>,
+        x: ViewMut<'_, Cuda, T>,
+        y: ViewMut<'_, Cuda, T>,
     ) -> Result<()> {
-        Err(Error::InvalidArgument("todo".into()))
+        let order = check::aasen_interchange(a, tri, k, &panel, &ipiv, &x, &y)?;
+        let (m, nb) = (order - k, panel.nb);
+        let steps = nb.min(m - 1);
+        let (at, pos) = (self.scratch::<i32>(m)?, self.scratch::<i32>(m)?);
+        let (cand, valid) = (self.scratch::<i32>(2 * nb)?, self.scratch::<i32>(2 * nb)?);
+        let p = |s: &cudarc::driver::CudaSlice<i32>| Arg::Ptr(self.slice_ptr(s));
+        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        let args = [
+            ptr_mut(&panel.rows),
+            n(stride(panel.rows.block())),
+            n(order),
+            n(k),
+            n(nb),
+            ptr_mut(&ipiv),
+            n(stride(ipiv.block())),
+            p(&at),
+            p(&pos),
+            p(&cand),
+            p(&valid),
+        ];
+        self.launch("aasen", "aasen_placement", one, &args)?;
+        if steps > 0 {
+            // The moved rows' entries left of the panel and in the trailing
+            // matrix, read out, then written in their new places.
+            let (mut left, mut trailing) = (self.alloc::<T>(2 * nb * k)?, self.alloc::<T>(2 * nb * m)?);
+            let (left, trailing) =
+                (ViewMut::dense(&mut left, (2 * nb * k).max(1), 1)?, ViewMut::dense(&mut trailing, 2 * nb * m, 1)?);
+            let blocks = order.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);
+            let cfg = LaunchConfig {
+                grid_dim: (blocks as u32, (2 * steps) as u32, 1),
+                block_dim: (BLOCK as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            for name in ["aasen_gather", "aasen_scatter"] {
+                let mut args = matrix_args(a, tri, k, nb)?;
+                args.extend([p(&at), p(&cand), p(&valid), ptr_mut(&left), ptr_mut(&trailing)]);
+                self.launch("aasen", &format!("{name}_{}", T::NAME), cfg, &args)?;
+            }
+        }
+        let (l, yw) = (panel.l.block(), panel.y.block());
+        let mut args = matrix_args(a, tri, k, nb)?;
+        args.extend([
+            p(&at),
+            ptr_mut(&panel.l),
+            n(l.ld),
+            ptr_mut(&panel.y),
+            n(yw.ld),
+            ptr_mut(&panel.d),
+            n(stride(panel.d.block())),
+            ptr_mut(&x),
+            n(x.block().ld.max(1)),
+            ptr_mut(&y),
+            n(y.block().ld.max(1)),
+        ]);
+        let blocks = m.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);
+        let cfg =
+            LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        self.launch("aasen", &format!("aasen_place_{}", T::NAME), cfg, &args)
     }
 }

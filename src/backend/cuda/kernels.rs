@@ -57,6 +57,8 @@ pub const SOURCES: &[Source] = &[
     // Mixed precision weighted least squares.
     Source { name: "split.cu", code: include_str!("../../../kernels/split.cu") },
     Source { name: "residual.cu", code: include_str!("../../../kernels/residual.cu") },
+    // Aasen's factorization: the panel and the interchanges after it.
+    Source { name: "aasen.cu", code: include_str!("../../../kernels/aasen.cu") },
     // Batched tridiagonal solves.
     Source { name: "tridiagonal.cu", code: include_str!("../../../kernels/tridiagonal.cu") },
     // Batches of small matrices: the steps of blocked LU and Cholesky.
@@ -74,6 +76,8 @@ pub const HEADERS: &[Source] = &[
     // What the LU kernels share; the register rows of two panel kernels.
     Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
     Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },
+    // Where the lower triangle of a symmetric matrix lies, as Triangle.
+    Source { name: "triangle.cuh", code: include_str!("../../../kernels/triangle.cuh") },
     // Thread-block clusters: their barrier and shared memory.
     Source { name: "cluster.cuh", code: include_str!("../../../kernels/cluster.cuh") },
 ];

@@ -48,8 +48,8 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel, SymPivoting,
-    SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
+    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel,
+    SymPivoting, SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
 };
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};

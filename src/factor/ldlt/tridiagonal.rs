@@ -34,11 +34,7 @@ impl SymTridiagonal {
             let ej = e(j);
             if j + 1 == n || sigma * lead.abs() >= ALPHA * ej * ej {
                 d[j] = lead;
-                lead = if j + 1 < n {
-                    self.d[j + 1] - if ej == 0.0 { 0.0 } else { ej * (ej / lead) }
-                } else {
-                    0.0
-                };
+                lead = if j + 1 < n { self.d[j + 1] - if ej == 0.0 { 0.0 } else { ej * (ej / lead) } } else { 0.0 };
                 j += 1;
             } else {
                 // [[lead, ej], [ej, d₁]]: its determinant is negative,

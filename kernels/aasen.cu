@@ -1,0 +1,300 @@
+// Aasen's factorization P·A·Pᵀ = L·T·Lᵀ (Aasen 1971), blocked as LAPACK's
+// dsytrf_aa: the column recurrence of a panel, and the interchanges after
+// it. The algorithm is the CPU's (src/backend/cpu/aasen.rs, whose header
+// derives the recurrence); the pivots are the same up to rounding (largest
+// magnitude, NaN first, the first row on ties).
+//
+// The matrix is the lower triangle that Triangle locates in a buffer
+// (triangle.cuh). L and Y are the panel's dense workspaces, row r being row
+// k + r of the matrix in its order at the panel's start; sizes, leading
+// dimensions and strides are `long long`; ipiv holds 1-based rows.
+//
+// aasen_panel_{f32,f64}(a, n, k, nb, split, joined, off11, ld11, tr11, off21,
+//                       ld21, tr21, off22, ld22, tr22, l, ldl, y, ldy, rows,
+//                       incr, d, incd, e, ince, part_v, part_i, part_s, bar):
+//   Backend::aasen_panel. One launch, every block resident (gridDim.x at
+//   most the number of SMs): block b owns the panel rows [b*chunk,
+//   (b+1)*chunk), chunk = ceil((n - k) / gridDim.x), and row r is always
+//   thread (r - b*chunk) % blockDim.x's, so a thread reads back only its own
+//   rows' L and Y. Rows keep their places; a row chosen as pivot is marked
+//   in the block's shared memory. A step j is
+//     (1) every block reads the candidates of step j - 1 and takes the same
+//         pivot p (its row and T(j, j - 1)); its own rows of L(:, j) and of
+//         Y(:, j - 1) = W(:, j - 1);
+//     (2) every block computes T(j, j) from row p of L and Y (one warp, the
+//         same sums in the same order everywhere);
+//     (3) each block its rows of the next column, its largest |entry|
+//         published; grid barrier.
+//   One barrier a step. Scratch: part_v, part_i, part_s (2*gridDim.x each:
+//   |candidate|, row, signed value), double-buffered by the step's parity;
+//   bar two zeroed words. Launch: blockDim.x a multiple of 32 up to 1024;
+//   dynamic shared memory chunk*(sizeof(T) + 1) + (nb + 2)*sizeof(T).
+//
+// aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, pos, cand, valid):
+//   one block: ipiv at k + 1.. (and ipiv[0] = 1 when k = 0) from the rows
+//   chosen, at[q] the panel row that the interchanges bring to position q
+//   (pos its inverse), cand[2s], cand[2s+1] the positions step s touched
+//   and valid[i] whether cand[i] moved and is its first mention.
+//
+// aasen_gather_{f32,f64} / aasen_scatter_{f32,f64}(a, n, k, nb, <tri>, at,
+//   cand, valid, left, trailing): the rows of L left of the panel (columns
+//   0..k) and the rows and columns of the trailing matrix (from k + nb) at
+//   each valid position, read into `left` ((2nb) × k) and `trailing`
+//   ((2nb) × (n - k)), then written back in their new places: everything
+//   is read before anything is written. Grid: x over columns, y over
+//   cand's entries.
+//
+// aasen_place_{f32,f64}(a, n, k, nb, <tri>, at, l, ldl, y, ldy, d, incd,
+//   x, ldx, yx, ldyx): columns k..k+nb of L below the diagonal of a, T's
+//   diagonal on it; rows k + nb.. of L(:, k-1..=k+nb) into x and of Y into
+//   yx, in their new order. Grid-stride over the rows.
+
+#include "pivot.cuh"
+#include "triangle.cuh"
+
+// The panel's view of the trailing matrix, rows and columns counted from k.
+template <typename T>
+struct Trailing {
+    const T* a;
+    Tri tri;
+    long long k;
+    // Entry (k + i, k + j) of the symmetric matrix, through L2: another
+    // block's writes are not in this SM's L1.
+    __device__ __forceinline__ T operator()(long long i, long long j) const {
+        const long long r = k + (i > j ? i : j), c = k + (i > j ? j : i);
+        return __ldcg(a + locate(tri, r, c));
+    }
+};
+
+// The sum of x over the warp, in lane 0: the same tree everywhere.
+template <typename T>
+__device__ __forceinline__ T warp_sum(T x) {
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) x += __shfl_down_sync(0xffffffffu, x, s);
+    return x;
+}
+
+template <typename T>
+__device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb, T* l, long long ldl, T* y,
+                                 long long ldy, int* rows, long long incr, T* d, long long incd, T* e,
+                                 long long ince, double* part_v, long long* part_i, double* part_s, unsigned* bar) {
+    extern __shared__ unsigned char smem[];
+    const long long k = A.k, m = n - k, G = gridDim.x;
+    const long long chunk = (m + G - 1) / G;
+    const long long lo = blockIdx.x * chunk, hi = lo + chunk < m ? lo + chunk : m;
+    const int tid = threadIdx.x, B = blockDim.x;
+    T* v = (T*)smem;                           // this block's rows of the step's column
+    T* lp = v + chunk;                         // row p of L, columns 0..s+1
+    char* chosen = (char*)(lp + nb + 2);       // this block's rows already pivots
+    __shared__ Candidate best[32];
+    __shared__ long long pivot_row;
+    __shared__ T diagonal;
+    const bool first_thread = blockIdx.x == 0 && tid == 0;
+
+    for (long long r = lo + tid; r < hi; r += B) chosen[r - lo] = r == 0;
+    // T(j, j - 1) and T(j - 1, j - 2), and T(j - 1, j - 1), as the steps go.
+    T e1 = k > 0 ? e[(k - 1) * ince] : T(0), e2 = T(0), dprev = T(0), dj = T(0);
+    T e_last = e1, d_last = T(0);
+    long long p = 0;
+    for (long long r = lo + tid; r < hi; r += B) y[r] = e1 * l[r + ldl];
+
+    for (long long s = 0; s <= nb; ++s) {
+        const long long j = k + s;
+        if (s > 0) {
+            if (j > n - 1) break;  // the last panel: no T(n, n - 1)
+            // (1) The pivot of step j - 1, the same in every block.
+            const int slot = (int)((s - 1) & 1);
+            if (tid < 32) {
+                Candidate c = {-1.0, m};
+                for (long long b = tid; b < G; b += 32) {
+                    const Candidate o = {__ldcg(part_v + slot * G + b), __ldcg(part_i + slot * G + b)};
+                    if (better(o, c)) c = o;
+                }
+                c = warp_best(c);
+                if (tid == 0) pivot_row = c.i;
+            }
+            __syncthreads();
+            const long long q = pivot_row;
+            const T ej = (T)__ldcg(part_s + slot * G + q / chunk);
+            if (first_thread) {
+                e[(j - 1) * ince] = ej;
+                rows[(s - 1) * incr] = (int)(k + q);
+            }
+            if (tid == 0 && q >= lo && q < hi) chosen[q - lo] = 1;
+            __syncthreads();
+            // L(:, j) = v / T(j, j - 1): as dgetf2, by the reciprocal unless
+            // it overflows; a zero column stays zero.
+            const T inv = T(1) / ej;
+            for (long long r = lo + tid; r < hi; r += B) {
+                T x;
+                if (r == q) {
+                    x = T(1);
+                } else if (chosen[r - lo] || ej == T(0)) {
+                    x = T(0);
+                } else {
+                    x = is_finite(inv) ? v[r - lo] * inv : v[r - lo] / ej;
+                }
+                l[r + (s + 1) * ldl] = x;
+            }
+            e2 = e1, e1 = ej, dprev = dj, p = q;
+            if (s == nb) break;
+            // W(:, j - 1) = T(j-2, j-1)·L(:, j-2) + T(j-1, j-1)·L(:, j-1) + T(j, j-1)·L(:, j).
+            for (long long r = lo + tid; r < hi; r += B)
+                y[r + s * ldy] = e2 * l[r + (s - 1) * ldl] + dprev * l[r + s * ldl] + e1 * l[r + (s + 1) * ldl];
+        }
+        // (2) T(j, j) = A(p, p) − Σ_t Y(p, t)·L(p, t) − T(j−1, j)·L(p, j−1),
+        // Y(p, s) from scalars: its owner writes it only now.
+        for (long long t = tid; t <= s + 1; t += B) lp[t] = __ldcg(l + p + t * ldl);
+        __syncthreads();
+        if (tid < 32) {
+            T acc = T(0);
+            for (long long t = tid; t < s; t += 32) acc += __ldcg(y + p + t * ldy) * lp[t];
+            acc = warp_sum(acc);
+            if (tid == 0) {
+                const T yps = s > 0 ? e2 * lp[s - 1] + dprev * lp[s] + e1 : e1 * lp[1];
+                diagonal = A(p, p) - (acc + yps * lp[s]) - e1 * lp[s];
+            }
+        }
+        __syncthreads();
+        dj = diagonal;
+        if (first_thread) d[j * incd] = dj;
+        e_last = e1, d_last = dj;
+        if (j + 1 == n || s + 1 > nb) break;
+        // (3) v = A(:, p) − Σ_t Y(:, t)·L(p, t) − T(j−1, j)·L(:, j−1) − T(j, j)·L(:, j)
+        // on this block's rows not yet pivots, and its largest |v|.
+        Candidate mine = {-1.0, m};
+        for (long long r = lo + tid; r < hi; r += B) {
+            if (chosen[r - lo]) continue;
+            T acc = T(0);
+            for (long long t = 0; t <= s; ++t) acc += y[r + t * ldy] * lp[t];
+            const T x = A(r, p) - acc - e1 * l[r + s * ldl] - dj * l[r + (s + 1) * ldl];
+            v[r - lo] = x;
+            const Candidate o = {abs_d(x), r};
+            if (better(o, mine)) mine = o;
+        }
+        mine = block_best(mine, best, m);
+        if (tid == 0) {
+            const int slot = (int)(s & 1);
+            part_v[slot * G + blockIdx.x] = mine.v;
+            part_i[slot * G + blockIdx.x] = mine.i;
+            part_s[slot * G + blockIdx.x] = mine.i < m ? (double)v[mine.i - lo] : 0.0;
+        }
+        grid_barrier(bar);
+    }
+    // Y's last column leaves out T(k + nb, k + nb − 1): the next panel's.
+    for (long long r = lo + tid; r < hi; r += B)
+        y[r + nb * ldy] = e_last * l[r + (nb - 1) * ldl] + d_last * l[r + nb * ldl];
+}
+
+#define AASEN_PANEL(NAME, T)                                                                                          \
+    extern "C" __global__ void NAME(const T* a, long long n, long long k, long long nb, long long split, int joined,  \
+                                    long long off11, long long ld11, int tr11, long long off21, long long ld21,       \
+                                    int tr21, long long off22, long long ld22, int tr22, T* l, long long ldl, T* y,   \
+                                    long long ldy, int* rows, long long incr, T* d, long long incd, T* e,             \
+                                    long long ince, double* part_v, long long* part_i, double* part_s, unsigned* bar) {\
+        const Tri tri = {split, joined, off11, ld11, off21, ld21, off22, ld22, tr11, tr21, tr22};                     \
+        const Trailing<T> A = {a, tri, k};                                                                            \
+        aasen_panel_impl(A, n, nb, l, ldl, y, ldy, rows, incr, d, incd, e, ince, part_v, part_i, part_s, bar);        \
+    }
+
+AASEN_PANEL(aasen_panel_f32, float)
+AASEN_PANEL(aasen_panel_f64, double)
+
+extern "C" __global__ void aasen_placement(const int* rows, long long incr, long long n, long long k, long long nb,
+                                           int* ipiv, long long incp, int* at, int* pos, int* cand, int* valid) {
+    const long long m = n - k;
+    const long long steps = nb < m - 1 ? nb : m - 1;  // the steps that chose a row
+    for (long long q = threadIdx.x; q < m; q += blockDim.x) at[q] = pos[q] = (int)q;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (k == 0) ipiv[0] = 1;
+        for (long long s = 0; s < steps; ++s) {
+            const int q = (int)(s + 1), r = rows[s * incr] - (int)k, from = pos[r];
+            ipiv[(k + q) * incp] = (int)k + from + 1;
+            const int displaced = at[q];
+            at[q] = r, at[from] = displaced;
+            pos[displaced] = from, pos[r] = q;
+            cand[2 * s] = q, cand[2 * s + 1] = from;
+        }
+    }
+    __syncthreads();
+    for (long long i = threadIdx.x; i < 2 * steps; i += blockDim.x) {
+        const int c = cand[i];
+        bool first = at[c] != c;
+        for (long long h = 0; h < i && first; ++h) first = cand[h] != c;
+        valid[i] = first;
+    }
+}
+
+// The entries a moved row takes with it: of L left of the panel (c < k),
+// and of the trailing matrix (c >= k + nb, q >= nb).
+template <typename T>
+__device__ void aasen_move(T* a, const Tri& tri, long long n, long long k, long long nb, const int* at,
+                           const int* cand, const int* valid, T* left, T* trailing, bool gather) {
+    const long long i = blockIdx.y;
+    if (!valid[i]) return;
+    const long long q = cand[i], m = n - k, row = k + at[q];
+    for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < n; c += (long long)gridDim.x * blockDim.x) {
+        if (c < k) {
+            T* to = a + locate(tri, k + q, c);
+            if (gather) {
+                left[i * k + c] = a[locate(tri, row, c)];
+            } else {
+                *to = left[i * k + c];
+            }
+        } else if (q >= nb && c - k >= nb) {
+            const long long cc = c - k;
+            if (gather) {
+                const long long col = k + at[cc];
+                trailing[i * m + cc] = a[row >= col ? locate(tri, row, col) : locate(tri, col, row)];
+            } else {
+                const long long r2 = k + q;
+                a[r2 >= c ? locate(tri, r2, c) : locate(tri, c, r2)] = trailing[i * m + cc];
+            }
+        }
+    }
+}
+
+#define AASEN_MOVE(NAME, T, GATHER)                                                                                   \
+    extern "C" __global__ void NAME(T* a, long long n, long long k, long long nb, long long split, int joined,        \
+                                    long long off11, long long ld11, int tr11, long long off21, long long ld21,       \
+                                    int tr21, long long off22, long long ld22, int tr22, const int* at,              \
+                                    const int* cand, const int* valid, T* left, T* trailing) {                       \
+        const Tri tri = {split, joined, off11, ld11, off21, ld21, off22, ld22, tr11, tr21, tr22};                     \
+        aasen_move(a, tri, n, k, nb, at, cand, valid, left, trailing, GATHER);                                       \
+    }
+
+AASEN_MOVE(aasen_gather_f32, float, true)
+AASEN_MOVE(aasen_gather_f64, double, true)
+AASEN_MOVE(aasen_scatter_f32, float, false)
+AASEN_MOVE(aasen_scatter_f64, double, false)
+
+template <typename T>
+__device__ void aasen_place_impl(T* a, const Tri& tri, long long n, long long k, long long nb, const int* at,
+                                 const T* l, long long ldl, const T* y, long long ldy, const T* d, long long incd,
+                                 T* x, long long ldx, T* yx, long long ldyx) {
+    const long long m = n - k;
+    for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < m; q += (long long)gridDim.x * blockDim.x) {
+        const long long from = at[q];
+        const long long cols = q < nb ? q : nb;
+        for (long long c = 0; c < cols; ++c) a[locate(tri, k + q, k + c)] = l[from + (c + 1) * ldl];
+        if (q < nb) a[locate(tri, k + q, k + q)] = d[(k + q) * incd];
+        if (q >= nb) {
+            for (long long t = 0; t < nb + 2; ++t) x[(q - nb) + t * ldx] = l[from + t * ldl];
+            for (long long t = 0; t < nb + 1; ++t) yx[(q - nb) + t * ldyx] = y[from + t * ldy];
+        }
+    }
+}
+
+#define AASEN_PLACE(NAME, T)                                                                                          \
+    extern "C" __global__ void NAME(T* a, long long n, long long k, long long nb, long long split, int joined,        \
+                                    long long off11, long long ld11, int tr11, long long off21, long long ld21,       \
+                                    int tr21, long long off22, long long ld22, int tr22, const int* at, const T* l,  \
+                                    long long ldl, const T* y, long long ldy, const T* d, long long incd, T* x,       \
+                                    long long ldx, T* yx, long long ldyx) {                                           \
+        const Tri tri = {split, joined, off11, ld11, off21, ld21, off22, ld22, tr11, tr21, tr22};                     \
+        aasen_place_impl(a, tri, n, k, nb, at, l, ldl, y, ldy, d, incd, x, ldx, yx, ldyx);                           \
+    }
+
+AASEN_PLACE(aasen_place_f32, float)
+AASEN_PLACE(aasen_place_f64, double)
