@@ -11,24 +11,32 @@
 //
 // aasen_panel_{f32,f64}(a, n, k, nb, split, joined, off11, ld11, tr11, off21,
 //                       ld21, tr21, off22, ld22, tr22, l, ldl, y, ldy, rows,
-//                       incr, d, incd, e, ince, part_v, part_i, part_s, bar):
+//                       incr, d, incd, e, ince, resident, part_v, part_i,
+//                       part_p, stamp):
 //   Backend::aasen_panel. One launch, every block resident (gridDim.x at
 //   most the number of SMs): block b owns the panel rows [b*chunk,
 //   (b+1)*chunk), chunk = ceil((n - k) / gridDim.x), and row r is always
-//   thread (r - b*chunk) % blockDim.x's, so a thread reads back only its own
-//   rows' L and Y. Rows keep their places; a row chosen as pivot is marked
-//   in the block's shared memory. A step j is
-//     (1) every block reads the candidates of step j - 1 and takes the same
-//         pivot p (its row and T(j, j - 1)); its own rows of L(:, j) and of
-//         Y(:, j - 1) = W(:, j - 1);
-//     (2) every block computes T(j, j) from row p of L and Y (one warp, the
-//         same sums in the same order everywhere);
-//     (3) each block its rows of the next column, its largest |entry|
-//         published; grid barrier.
-//   One barrier a step. Scratch: part_v, part_i, part_s (2*gridDim.x each:
-//   |candidate|, row, signed value), double-buffered by the step's parity;
-//   bar two zeroed words. Launch: blockDim.x a multiple of 32 up to 1024;
-//   dynamic shared memory chunk*(sizeof(T) + 1) + (nb + 2)*sizeof(T).
+//   thread (r - b*chunk) % blockDim.x's. With `resident`, the block keeps
+//   its rows of L and Y in shared memory (and writes them through to l and
+//   y); else each thread reads its own rows back from l and y. Rows keep
+//   their places; a row chosen as pivot is marked in shared memory. A step
+//   j is
+//     (1) every block reads the candidates of step j - 1, takes the same
+//         pivot p, and reads the row its block published with it (v, A(p,
+//         p), Y(p, :), L(p, :)); its own rows of L(:, j) and of Y(:, j - 1)
+//         = W(:, j - 1);
+//     (2) T(j, j) from that row (one warp, the same sums everywhere);
+//     (3) each block its rows of the next column; its largest |entry| and
+//         that row published, and then its stamp.
+//   No barrier: a block waits in (1) only for the stamps of step j - 1,
+//   and reads of other blocks only what they published. Scratch: part_v,
+//   part_i (2*gridDim.x: |candidate|, row), part_p (2*gridDim.x rows of
+//   2*nb + 5 doubles) and stamp (2*gridDim.x zeroed words: the step a slot
+//   holds, plus one), double-buffered by the step's parity: a block
+//   publishes step j + 1 only once every block has published step j, so
+//   after every block has read step j - 1. Launch: blockDim.x a multiple
+//   of 32 up to 1024; dynamic shared memory sizeof(T)*(2*chunk + 2*(nb + 2)
+//   + (resident ? chunk*(2*nb + 3) : 0)) + chunk.
 //
 // aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, pos, cand, valid):
 //   one block: ipiv at k + 1.. (and ipiv[0] = 1 when k = 0) from the rows
@@ -66,6 +74,18 @@ struct Trailing {
     }
 };
 
+// A flag between blocks: released by its writer after what it publishes
+// (the block's writes, ordered before by a barrier), acquired by a reader
+// before it reads them; lighter than a sequentially consistent fence.
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 // The sum of x over the warp, in lane 0: the same tree everywhere.
 template <typename T>
 __device__ __forceinline__ T warp_sum(T x) {
@@ -77,36 +97,57 @@ __device__ __forceinline__ T warp_sum(T x) {
 template <typename T>
 __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb, T* l, long long ldl, T* y,
                                  long long ldy, int* rows, long long incr, T* d, long long incd, T* e,
-                                 long long ince, double* part_v, long long* part_i, double* part_s, unsigned* bar) {
-    extern __shared__ unsigned char smem[];
+                                 long long ince, int resident, double* part_v, long long* part_i,
+                                 double* part_p, unsigned* stamp) {
+    extern __shared__ __align__(16) unsigned char smem[];
     const long long k = A.k, m = n - k, G = gridDim.x;
     const long long chunk = (m + G - 1) / G;
     const long long lo = blockIdx.x * chunk, hi = lo + chunk < m ? lo + chunk : m;
+    const long long width = 2 * nb + 5;  // a published row: v, A(q, q), Y(q, 0..nb], L(q, 0..=nb+1]
     const int tid = threadIdx.x, B = blockDim.x;
-    T* v = (T*)smem;                           // this block's rows of the step's column
-    T* lp = v + chunk;                         // row p of L, columns 0..s+1
-    char* chosen = (char*)(lp + nb + 2);       // this block's rows already pivots
+    T* v = (T*)smem;        // this block's rows of the step's column
+    T* diag = v + chunk;    // their diagonal entries A(r, r), fixed during the panel
+    T* lp = diag + chunk;   // row p of L, columns 0..=s+1
+    T* yp = lp + nb + 2;    // row p of Y, columns 0..s
+    // This block's rows of Y and L: in shared memory when they fit, else
+    // read back from global memory (each thread its own rows).
+    T* ys = resident ? yp + nb + 2 - lo : y;
+    T* ls = resident ? ys + lo + chunk * (nb + 1) - lo : l;
+    const long long ldys = resident ? chunk : ldy, ldls = resident ? chunk : ldl;
+    char* chosen = (char*)(resident ? ls + lo + chunk * (nb + 2) : yp + nb + 2);
     __shared__ Candidate best[32];
     __shared__ long long pivot_row;
-    __shared__ T diagonal;
+    __shared__ T scalars[3];  // T(j, j - 1), A(p, p), T(j, j)
     const bool first_thread = blockIdx.x == 0 && tid == 0;
 
-    for (long long r = lo + tid; r < hi; r += B) chosen[r - lo] = r == 0;
-    // T(j, j - 1) and T(j - 1, j - 2), and T(j - 1, j - 1), as the steps go.
     T e1 = k > 0 ? e[(k - 1) * ince] : T(0), e2 = T(0), dprev = T(0), dj = T(0);
+    for (long long r = lo + tid; r < hi; r += B) {
+        chosen[r - lo] = r == 0;
+        diag[r - lo] = A(r, r);
+        for (long long t = 0; t < 2; ++t) ls[r + t * ldls] = l[r + t * ldl];
+        const T y0 = e1 * ls[r + ldls];
+        y[r] = y0;
+        ys[r] = y0;
+    }
+    // Step k's pivot row is the panel's first: row 0 of L and Y given.
+    if (tid < 2) lp[tid] = __ldcg(l + tid * ldl);
+    if (tid == 0) scalars[1] = A(0, 0);
     T e_last = e1, d_last = T(0);
-    long long p = 0;
-    for (long long r = lo + tid; r < hi; r += B) y[r] = e1 * l[r + ldl];
+    __syncthreads();
 
     for (long long s = 0; s <= nb; ++s) {
         const long long j = k + s;
         if (s > 0) {
             if (j > n - 1) break;  // the last panel: no T(n, n - 1)
-            // (1) The pivot of step j - 1, the same in every block.
+            // (1) The pivot of step j - 1, the same in every block, and the
+            // row its block published with it.
             const int slot = (int)((s - 1) & 1);
             if (tid < 32) {
+                // Each block's candidate, once its stamp says step j - 1.
                 Candidate c = {-1.0, m};
                 for (long long b = tid; b < G; b += 32) {
+                    while (load_acquire(stamp + slot * G + b) != (unsigned)s) {
+                    }
                     const Candidate o = {__ldcg(part_v + slot * G + b), __ldcg(part_i + slot * G + b)};
                     if (better(o, c)) c = o;
                 }
@@ -115,13 +156,24 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
             }
             __syncthreads();
             const long long q = pivot_row;
-            const T ej = (T)__ldcg(part_s + slot * G + q / chunk);
+            const double* row = part_p + (slot * G + q / chunk) * width;
+            for (long long t = tid; t < 2 * nb + 5; t += B) {
+                const T x = (T)__ldcg(row + t);
+                if (t < 2) {
+                    scalars[t] = x;
+                } else if (t < nb + 3) {
+                    if (t - 2 < s) yp[t - 2] = x;
+                } else if (t - nb - 3 <= s) {
+                    lp[t - nb - 3] = x;
+                }
+            }
+            if (tid == 0 && q >= lo && q < hi) chosen[q - lo] = 1;
+            __syncthreads();
+            const T ej = scalars[0];
             if (first_thread) {
                 e[(j - 1) * ince] = ej;
                 rows[(s - 1) * incr] = (int)(k + q);
             }
-            if (tid == 0 && q >= lo && q < hi) chosen[q - lo] = 1;
-            __syncthreads();
             // L(:, j) = v / T(j, j - 1): as dgetf2, by the reciprocal unless
             // it overflows; a zero column stays zero.
             const T inv = T(1) / ej;
@@ -135,55 +187,80 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
                     x = is_finite(inv) ? v[r - lo] * inv : v[r - lo] / ej;
                 }
                 l[r + (s + 1) * ldl] = x;
+                ls[r + (s + 1) * ldls] = x;
             }
-            e2 = e1, e1 = ej, dprev = dj, p = q;
+            e2 = e1, e1 = ej, dprev = dj;
             if (s == nb) break;
             // W(:, j - 1) = T(j-2, j-1)·L(:, j-2) + T(j-1, j-1)·L(:, j-1) + T(j, j-1)·L(:, j).
-            for (long long r = lo + tid; r < hi; r += B)
-                y[r + s * ldy] = e2 * l[r + (s - 1) * ldl] + dprev * l[r + s * ldl] + e1 * l[r + (s + 1) * ldl];
+            for (long long r = lo + tid; r < hi; r += B) {
+                const T w = e2 * ls[r + (s - 1) * ldls] + dprev * ls[r + s * ldls] + e1 * ls[r + (s + 1) * ldls];
+                y[r + s * ldy] = w;
+                ys[r + s * ldys] = w;
+            }
         }
         // (2) T(j, j) = A(p, p) − Σ_t Y(p, t)·L(p, t) − T(j−1, j)·L(p, j−1),
-        // Y(p, s) from scalars: its owner writes it only now.
-        for (long long t = tid; t <= s + 1; t += B) lp[t] = __ldcg(l + p + t * ldl);
-        __syncthreads();
+        // Y(p, s) from scalars: its owner forms it only now.
         if (tid < 32) {
             T acc = T(0);
-            for (long long t = tid; t < s; t += 32) acc += __ldcg(y + p + t * ldy) * lp[t];
+            for (long long t = tid; t < s; t += 32) acc += yp[t] * lp[t];
             acc = warp_sum(acc);
             if (tid == 0) {
                 const T yps = s > 0 ? e2 * lp[s - 1] + dprev * lp[s] + e1 : e1 * lp[1];
-                diagonal = A(p, p) - (acc + yps * lp[s]) - e1 * lp[s];
+                scalars[2] = scalars[1] - (acc + yps * lp[s]) - e1 * lp[s];
             }
         }
         __syncthreads();
-        dj = diagonal;
+        dj = scalars[2];
+        const long long p = s > 0 ? pivot_row : 0;
         if (first_thread) d[j * incd] = dj;
         e_last = e1, d_last = dj;
-        if (j + 1 == n || s + 1 > nb) break;
+        if (j + 1 == n) break;
         // (3) v = A(:, p) − Σ_t Y(:, t)·L(p, t) − T(j−1, j)·L(:, j−1) − T(j, j)·L(:, j)
         // on this block's rows not yet pivots, and its largest |v|.
         Candidate mine = {-1.0, m};
         for (long long r = lo + tid; r < hi; r += B) {
             if (chosen[r - lo]) continue;
+            const T apr = A(r, p);
             T acc = T(0);
-            for (long long t = 0; t <= s; ++t) acc += y[r + t * ldy] * lp[t];
-            const T x = A(r, p) - acc - e1 * l[r + s * ldl] - dj * l[r + (s + 1) * ldl];
+            for (long long t = 0; t <= s; ++t) acc += ys[r + t * ldys] * lp[t];
+            const T x = apr - acc - e1 * ls[r + s * ldls] - dj * ls[r + (s + 1) * ldls];
             v[r - lo] = x;
             const Candidate o = {abs_d(x), r};
             if (better(o, mine)) mine = o;
         }
         mine = block_best(mine, best, m);
+        if (tid == 0) pivot_row = mine.i;
+        __syncthreads();
+        // Publish the candidate and its row: v, A(q, q), Y(q, 0..=s), L(q, 0..=s+1).
+        const int slot = (int)(s & 1);
+        const long long qb = pivot_row;
+        if (qb < m) {
+            double* row = part_p + (slot * G + blockIdx.x) * width;
+            for (long long t = tid; t < 2 * nb + 5; t += B) {
+                double x = 0.0;
+                if (t == 0) {
+                    x = (double)v[qb - lo];
+                } else if (t == 1) {
+                    x = (double)diag[qb - lo];
+                } else if (t < nb + 3) {
+                    if (t - 2 <= s) x = (double)ys[qb + (t - 2) * ldys];
+                } else if (t - nb - 3 <= s + 1) {
+                    x = (double)ls[qb + (t - nb - 3) * ldls];
+                }
+                row[t] = x;
+            }
+        }
         if (tid == 0) {
-            const int slot = (int)(s & 1);
             part_v[slot * G + blockIdx.x] = mine.v;
             part_i[slot * G + blockIdx.x] = mine.i;
-            part_s[slot * G + blockIdx.x] = mine.i < m ? (double)v[mine.i - lo] : 0.0;
         }
-        grid_barrier(bar);
+        // The stamp last, released: a block that acquires it sees the rest.
+        __syncthreads();
+        if (tid == 0) store_release(stamp + slot * G + blockIdx.x, (unsigned)(s + 1));
     }
     // Y's last column leaves out T(k + nb, k + nb − 1): the next panel's.
     for (long long r = lo + tid; r < hi; r += B)
-        y[r + nb * ldy] = e_last * l[r + (nb - 1) * ldl] + d_last * l[r + nb * ldl];
+        y[r + nb * ldy] = e_last * ls[r + (nb - 1) * ldls] + d_last * ls[r + nb * ldls];
 }
 
 #define AASEN_PANEL(NAME, T)                                                                                          \
@@ -191,10 +268,12 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
                                     long long off11, long long ld11, int tr11, long long off21, long long ld21,       \
                                     int tr21, long long off22, long long ld22, int tr22, T* l, long long ldl, T* y,   \
                                     long long ldy, int* rows, long long incr, T* d, long long incd, T* e,             \
-                                    long long ince, double* part_v, long long* part_i, double* part_s, unsigned* bar) {\
+                                    long long ince, int resident, double* part_v, long long* part_i, double* part_p,  \
+                                    unsigned* stamp) {                                                                \
         const Tri tri = {split, joined, off11, ld11, off21, ld21, off22, ld22, tr11, tr21, tr22};                     \
         const Trailing<T> A = {a, tri, k};                                                                            \
-        aasen_panel_impl(A, n, nb, l, ldl, y, ldy, rows, incr, d, incd, e, ince, part_v, part_i, part_s, bar);        \
+        aasen_panel_impl(A, n, nb, l, ldl, y, ldy, rows, incr, d, incd, e, ince, resident, part_v, part_i, part_p,    \
+                         stamp);                                                                                      \
     }
 
 AASEN_PANEL(aasen_panel_f32, float)

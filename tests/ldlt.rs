@@ -241,7 +241,7 @@ fn check<T: Scalar>(a: &[f64], n: usize, how: How, inertia: Option<Inertia>, wha
 }
 
 fn check_one<T: Scalar>(a: &[f64], n: usize, how: How, inertia: Option<Inertia>, what: &str) -> Checked<T> {
-    let params = how.params.unwrap_or(if how.pivoted() { LdltParams::pivoted(n) } else { LdltParams::unpivoted(n) });
+    let params = how.params.unwrap_or(how.method.params(n));
     let what = format!(
         "{} {what} n={n} {} {:?} (block {}, tile {})",
         T::NAME,

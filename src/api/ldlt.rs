@@ -27,6 +27,15 @@ pub enum LdltMethod {
 }
 
 impl LdltMethod {
+    /// The blocking this method factors a matrix of order `n` with.
+    pub fn params(self, n: usize) -> LdltParams {
+        match self {
+            LdltMethod::BunchKaufman => LdltParams::pivoted(n),
+            LdltMethod::Aasen => LdltParams::aasen(n),
+            LdltMethod::Unpivoted => LdltParams::unpivoted(n),
+        }
+    }
+
     /// The pivoted method that runs best on `device`.
     pub fn pivoted_for(device: &super::Device) -> Self {
         if device.is_cpu() { LdltMethod::BunchKaufman } else { LdltMethod::Aasen }
@@ -67,7 +76,8 @@ impl<T: Scalar> Sym<T> {
     /// or infinity among `A`'s stored entries is refused before any work.
     /// Waits for the result.
     pub fn ldlt(&self) -> Result<Ldlt<T>> {
-        self.ldlt_with(LdltMethod::pivoted_for(self.device()), LdltParams::pivoted(self.n()))
+        let method = LdltMethod::pivoted_for(self.device());
+        self.ldlt_with(method, method.params(self.n()))
     }
 
     /// LDLᵀ without pivoting, `A = L·D·Lᵀ`, blocked as Cholesky is, for

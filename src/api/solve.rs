@@ -15,7 +15,6 @@ use super::{Cholesky, Ldlt, LdltMethod, Lu, Matrix, Norm, SymStorage, packed_lay
 use crate::backend::{Backend, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::equilibrate;
-use crate::factor::ldlt::LdltParams;
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -278,11 +277,8 @@ fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky
 /// [`cholesky_of`] makes it.
 fn ldlt_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage, pivoted: bool, a_norm: f64) -> Result<Ldlt<T>> {
     let n = a.rows();
-    let (method, params) = if pivoted {
-        (LdltMethod::pivoted_for(a.device()), LdltParams::pivoted(n))
-    } else {
-        (LdltMethod::Unpivoted, LdltParams::unpivoted(n))
-    };
+    let method = if pivoted { LdltMethod::pivoted_for(a.device()) } else { LdltMethod::Unpivoted };
+    let params = method.params(n);
     match storage {
         SymStorage::Full => {
             let mut full = a.try_clone()?;

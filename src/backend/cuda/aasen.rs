@@ -1,6 +1,7 @@
 //! Aasen's factorization on the GPU, `kernels/aasen.cu`: the panel's column
 //! recurrence as one grid-wide kernel with one barrier a step (a pivot is
-//! searched in one column, as partial pivoting's), and the interchanges
+//! searched in one column, as partial pivoting's, and each block keeps its
+//! rows of the panel in shared memory), and the interchanges
 //! after it as four small kernels that read every moved entry before any
 //! is written.
 
@@ -12,9 +13,12 @@ use crate::backend::{AasenPanel, Backend, Block, BufferMut, Stored, Triangle, Vi
 use crate::{Result, Scalar};
 
 /// Threads per block of the panel kernel, and the panel rows each block
-/// aims at: more blocks only lengthen each barrier.
+/// aims at: few enough that a block's rows of `L` and `Y` stay in its
+/// shared memory, enough that more blocks do not only lengthen each barrier.
 const PANEL_THREADS: u32 = 256;
-const PANEL_ROWS_PER_BLOCK: usize = 256;
+const PANEL_ROWS_PER_BLOCK: usize = 128;
+/// The shared memory a panel block may take for its rows of `L` and `Y`.
+const RESIDENT_BYTES: usize = 200 * 1024;
 
 /// A piece of the triangle as the kernels take it: offset in the buffer,
 /// leading dimension, whether it holds its block transposed.
@@ -45,12 +49,15 @@ impl Cuda {
         let (m, nb) = (order - k, panel.nb);
         let blocks = m.div_ceil(PANEL_ROWS_PER_BLOCK).clamp(1, self.sms()?);
         let chunk = m.div_ceil(blocks);
-        let shared = chunk * (size_of::<T>() + 1) + (nb + 2) * size_of::<T>();
-        // Each block's candidate (|v|, row, v), double-buffered, and the
-        // barrier's two words, zeroed.
+        let base = size_of::<T>() * (2 * chunk + 2 * (nb + 2)) + chunk;
+        let rows = size_of::<T>() * chunk * (2 * nb + 3);
+        let resident = base + rows <= RESIDENT_BYTES;
+        let shared = if resident { base + rows } else { base };
+        // Each block's candidate (|v|, row), its published row and its
+        // stamp, double-buffered; the stamps zeroed.
         let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
-        let part_s = self.scratch::<f64>(2 * blocks)?;
-        let bar = self.scratch::<u32>(2)?;
+        let part_p = self.scratch::<f64>(2 * blocks * (2 * nb + 5))?;
+        let stamp = self.scratch::<u32>(2 * blocks)?;
         let (l, y) = (panel.l.block(), panel.y.block());
         let mut args = matrix_args(a, tri, k, nb)?;
         args.extend([
@@ -64,10 +71,11 @@ impl Cuda {
             n(stride(panel.d.block())),
             ptr_mut(&panel.e),
             n(stride(panel.e.block())),
+            Arg::I32(i32::from(resident)),
             Arg::Ptr(self.slice_ptr(&part_v)),
             Arg::Ptr(self.slice_ptr(&part_i)),
-            Arg::Ptr(self.slice_ptr(&part_s)),
-            Arg::Ptr(self.slice_ptr(&bar)),
+            Arg::Ptr(self.slice_ptr(&part_p)),
+            Arg::Ptr(self.slice_ptr(&stamp)),
         ]);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
@@ -112,7 +120,7 @@ impl Cuda {
         if steps > 0 {
             // The moved rows' entries left of the panel and in the trailing
             // matrix, read out, then written in their new places.
-            let (mut left, mut trailing) = (self.alloc::<T>(2 * nb * k)?, self.alloc::<T>(2 * nb * m)?);
+            let (mut left, mut trailing) = (self.alloc::<T>((2 * nb * k).max(1))?, self.alloc::<T>(2 * nb * m)?);
             let (left, trailing) =
                 (ViewMut::dense(&mut left, (2 * nb * k).max(1), 1)?, ViewMut::dense(&mut trailing, 2 * nb * m, 1)?);
             let blocks = order.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);

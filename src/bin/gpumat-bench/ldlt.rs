@@ -236,7 +236,7 @@ fn needed_bytes<T: Scalar>(n: usize, params: LdltParams) -> (f64, f64) {
 /// Every row of one order in precision `T`.
 fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
     let precision = T::NAME;
-    let params = LdltParams::pivoted(n);
+    let params = LdltParams::aasen(n);
     let (timings, with_reconstruction) = needed_bytes::<T>(n, params);
     let free = cuda.memory()?.0 as f64;
     if timings > free {

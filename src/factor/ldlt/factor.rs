@@ -70,6 +70,15 @@ impl LdltParams {
         LdltParams { block_size: 64, leaf_size: 64, update_tile: if n <= 6144 { 1024 } else { 2048 } }
     }
 
+    /// The blocking of Aasen's factorization of order `n`: its panel's cost
+    /// is one synchronization of the GPU's blocks a column whatever its
+    /// width, so the panels are wide enough for an efficient update (depth
+    /// `nb + 1`), and the update goes by wide block columns (measured on
+    /// the H100: `nb` 96 against 64, 16 % faster at `n = 16384`).
+    pub fn aasen(n: usize) -> Self {
+        LdltParams { block_size: 96, leaf_size: 64, update_tile: if n <= 6144 { 1024 } else { 4096 } }
+    }
+
     /// The blocking of the unpivoted factorization of order `n`: that of
     /// Cholesky, whose shape it has.
     pub fn unpivoted(n: usize) -> Self {
