@@ -14,6 +14,7 @@ pub mod io;
 pub mod layout;
 pub mod scalar;
 pub mod solve;
+pub mod swe;
 
 pub use api::{Cholesky, Device, Ldlt, Lu, Matrix, Qr, Rref, Sym, Tri};
 pub use api::{LstsqSolution, lstsq, lstsq_with};

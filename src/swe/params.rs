@@ -1,0 +1,67 @@
+//! The physical and numerical constants of a run.
+
+use crate::backend::Stepping;
+use crate::swe::Grid;
+use crate::{Error, Result};
+
+/// Gravity `g` (m/s²), Chézy's coefficient `chezy` (m^½/s; `∞` for no
+/// bottom friction), the time step `dt` (s), and the two limits the
+/// scheme is run under:
+///
+/// - all wet: this implementation does not dry cells (Casulli and Cheng
+///   1992's wetting and drying is not in it), so the total depth `h + z`
+///   must stay above `min_depth` everywhere; a run that leaves it is an
+///   error, never a clamp;
+/// - `max_courant`: the semi-implicit scheme is stable for any `dt` as to
+///   gravity waves, and the Eulerian–Lagrangian convection is too, but its
+///   streamlines are traced back in one step with the velocity held
+///   constant, which is only accurate while the step crosses at most
+///   about one cell: a run whose convective Courant number
+///   `max(|u|·dt/dx, |v|·dt/dy)` exceeds `max_courant` is an error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    pub g: f64,
+    pub chezy: f64,
+    pub dt: f64,
+    pub min_depth: f64,
+    pub max_courant: f64,
+}
+
+impl Params {
+    /// Standard gravity, no friction, the limits at 1 mm and 1.
+    pub fn new(dt: f64) -> Self {
+        Params { g: 9.81, chezy: f64::INFINITY, dt, min_depth: 1e-3, max_courant: 1.0 }
+    }
+
+    pub fn with_chezy(self, chezy: f64) -> Self {
+        Params { chezy, ..self }
+    }
+
+    /// Every constant in range, or an error naming the first one that is not.
+    pub fn validate(&self) -> Result<()> {
+        let positive = [("g", self.g), ("dt", self.dt), ("max_courant", self.max_courant)];
+        for (name, x) in positive {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(Error::InvalidArgument(format!("{name} must be positive and finite, is {x}")));
+            }
+        }
+        if self.chezy.is_nan() || self.chezy <= 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "Chézy's coefficient must be positive (infinite: no friction), is {}",
+                self.chezy
+            )));
+        }
+        if !(self.min_depth.is_finite() && self.min_depth > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "min_depth must be positive and finite, is {}",
+                self.min_depth
+            )));
+        }
+        Ok(())
+    }
+
+    /// The constants of one step on `grid`, as the backend takes them.
+    pub fn stepping(&self, grid: &Grid) -> Stepping {
+        Stepping { g: self.g, dt: self.dt, dx: grid.dx, dy: grid.dy, chezy: self.chezy }
+    }
+}
