@@ -6,6 +6,7 @@
 //! backend), [`api`], [`io`].
 
 pub mod api;
+pub mod apps;
 pub mod backend;
 pub mod batch;
 pub mod error;
@@ -14,7 +15,6 @@ pub mod io;
 pub mod layout;
 pub mod scalar;
 pub mod solve;
-pub mod swe;
 
 pub use api::{Cholesky, Device, Ldlt, Lu, Matrix, Qr, Rref, Sym, Tri};
 pub use api::{LstsqSolution, lstsq, lstsq_with};

@@ -6,10 +6,10 @@
 
 mod common;
 
+use gpumat::apps::swe::scenario::{self, Kind, Scenario};
+use gpumat::apps::swe::{Execution, Fields, Grid, Model, Params};
 use gpumat::backend::{AdiFields, Backend, Stepping, Sweep, ViewMut};
 use gpumat::batch::Coprocessor;
-use gpumat::swe::scenario::{self, Kind, Scenario};
-use gpumat::swe::{Execution, Fields, Grid, Model, Params};
 use gpumat::{Device, Error, with_backend};
 
 fn model(s: &Scenario, device: Device) -> Model {

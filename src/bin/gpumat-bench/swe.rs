@@ -16,10 +16,10 @@
 
 use std::time::Instant;
 
+use gpumat::apps::swe::scenario::{Kind, Scenario};
+use gpumat::apps::swe::{Execution, Model};
 use gpumat::backend::Cuda;
 use gpumat::batch::Coprocessor;
-use gpumat::swe::scenario::{Kind, Scenario};
-use gpumat::swe::{Execution, Model};
 use gpumat::{Device, Result};
 use serde_json::{Value, json};
 

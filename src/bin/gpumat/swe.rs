@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use gpumat::apps::swe::scenario::{self, Kind, Scenario};
+use gpumat::apps::swe::{Execution, Model};
 use gpumat::batch::Coprocessor;
 use gpumat::io::{read_csv, read_matrix_market};
-use gpumat::swe::scenario::{Kind, Scenario};
-use gpumat::swe::{Execution, Model};
 use gpumat::{Device, Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -217,6 +217,9 @@ pub fn run(dev: &Device, args: &Args) -> exit::Result<()> {
     if let Some(rec) = &recorder {
         outln!("frames       {}", rec.written())?;
     }
+    if s.kind == Kind::DamBreak && args.bathymetry.is_none() && args.init.is_none() && s.grid.nx >= 16 {
+        refinement(&s, args, dev, &fields.z, model.time())?;
+    }
     let mut failed = Vec::new();
     for f in &figures {
         let verdict = match f.bound {
@@ -231,6 +234,33 @@ pub fn run(dev: &Device, args: &Args) -> exit::Result<()> {
     }
     if !failed.is_empty() {
         return Err(Failure::Lib(Error::InvalidArgument(format!("verification failed: {}", failed.join(", ")))));
+    }
+    Ok(())
+}
+
+/// The dam break's error against Stoker (1957) on the grid run and on two
+/// coarser ones (halved and quartered, the same Courant number), and the
+/// observed orders of convergence between them.
+fn refinement(s: &Scenario, args: &Args, dev: &Device, z: &[f64], time: f64) -> exit::Result<()> {
+    let mut errors = vec![(s.grid.nx, scenario::dam_break_l1(&s.grid, s.params.g, z, time))];
+    for k in [2, 4] {
+        let mut c = Scenario::new(Kind::DamBreak, Some(s.grid.nx / k), Some(s.grid.ny))?;
+        c.params = s.params;
+        c.params.dt = s.params.dt * (c.grid.dx / s.grid.dx);
+        c.t_end = s.t_end;
+        let execution = match args.split {
+            Split::Cpu => Execution::Device(Device::cpu()),
+            _ => Execution::Device(dev.clone()),
+        };
+        let mut m = Model::new(c.grid, c.params, &c.fields, execution)?;
+        m.advance(c.steps())?;
+        let (f, _) = m.check()?;
+        errors.push((c.grid.nx, scenario::dam_break_l1(&c.grid, c.params.g, &f.z, m.time())));
+    }
+    errors.reverse();
+    for w in errors.windows(2) {
+        let ((n0, e0), (n1, e1)) = (w[0], w[1]);
+        outln!("L1 error on {n0} → {n1} cells: {e0:.4e} → {e1:.4e} m, observed order {:.2}", (e0 / e1).log2())?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpumat::swe::{Fields, Grid};
+use gpumat::apps::swe::{Fields, Grid};
 use gpumat::{Error, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -27,10 +27,10 @@
 //! number of steps but for the random walk of those roundings.
 
 use crate::api::device::{Resident, Storage};
+use crate::apps::swe::fields::courant_error;
+use crate::apps::swe::{Diagnostics, Fields, Grid, Params};
 use crate::backend::{AdiFields, Backend, Sweep, SystemLayout, ViewMut};
 use crate::batch::{Coprocessor, Share, TridiagonalMethod};
-use crate::swe::fields::courant_error;
-use crate::swe::{Diagnostics, Fields, Grid, Params};
 use crate::{Device, Error, Matrix, Result, with_backend};
 
 /// Where a model runs.

@@ -4,8 +4,8 @@
 
 use std::str::FromStr;
 
-use crate::swe::stoker::Stoker;
-use crate::swe::{Diagnostics, Fields, Grid, Params};
+use crate::apps::swe::stoker::Stoker;
+use crate::apps::swe::{Diagnostics, Fields, Grid, Params};
 use crate::{Error, Result};
 
 /// Which test case.

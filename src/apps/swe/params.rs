@@ -1,7 +1,7 @@
 //! The physical and numerical constants of a run.
 
+use crate::apps::swe::Grid;
 use crate::backend::Stepping;
-use crate::swe::Grid;
 use crate::{Error, Result};
 
 /// Gravity `g` (m/s²), Chézy's coefficient `chezy` (m^½/s; `∞` for no

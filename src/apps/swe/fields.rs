@@ -1,7 +1,7 @@
 //! The model's fields on the host: what a run starts from and what a
 //! frame or a check reads back.
 
-use crate::swe::{Grid, Params};
+use crate::apps::swe::{Grid, Params};
 use crate::{Error, Result};
 
 /// Bathymetry `h` (depth of the bottom below the datum, m) and surface
