@@ -36,9 +36,10 @@ fn seiche_period_is_within_one_percent_of_linear_theory() {
     assert!(error <= 0.01, "period {measured} s against {exact} s: relative error {error:.2e} > 1e-2");
 }
 
-/// A closed basin with a shoal, friction and a Gaussian hump: the water
-/// volume Σ (h + z)·dx·dy after `steps` steps equals the first to 1e-12
-/// relative (the scheme's fluxes telescope; only rounding is left).
+/// A closed basin with a shoal, friction and a Gaussian hump: the change
+/// of Σ z·dx·dy over `steps` steps, summed with compensation, is within
+/// 1e-12 of the water volume Σ (h + z)·dx·dy (the scheme's fluxes
+/// telescope; only rounding is left).
 fn volume_drift(steps: u64) -> f64 {
     let mut s = Scenario::new(Kind::Gaussian, Some(16), Some(12)).unwrap();
     s.params.dt = 20.0;
@@ -46,7 +47,7 @@ fn volume_drift(steps: u64) -> f64 {
     let (_, first) = m.check().unwrap();
     m.advance(steps).unwrap();
     let (_, last) = m.check().unwrap();
-    (last.volume - first.volume).abs() / first.volume
+    (last.surface - first.surface).abs() / first.volume
 }
 
 #[test]

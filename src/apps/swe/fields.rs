@@ -21,6 +21,9 @@ pub struct Diagnostics {
     /// Water volume `Σ (h + z)·dx·dy`, summed with compensation (Neumaier
     /// 1974), so that its own rounding is far below the drift it measures.
     pub volume: f64,
+    /// `Σ z·dx·dy`, the volume above the datum, summed alone: its change
+    /// is the volume's, free of the rounding of `Σ h`.
+    pub surface: f64,
     /// The smallest total depth `h + z`.
     pub min_depth: f64,
     /// The largest convective Courant number `max(|u|·dt/dx, |v|·dt/dy)`.
@@ -74,16 +77,20 @@ impl Fields {
 
     /// Volume, smallest depth and Courant number of the fields.
     pub fn diagnostics(&self, grid: &Grid, params: &Params) -> Diagnostics {
-        let mut volume = Neumaier::default();
+        // Σh and Σz apart, so that a change of z below the rounding of
+        // h + z still shows in Σz.
+        let (mut bottom, mut surface) = (Neumaier::default(), Neumaier::default());
         let mut min_depth = f64::INFINITY;
         for (h, z) in self.h.iter().zip(&self.z) {
             let depth = h + z;
-            volume.add(depth);
+            bottom.add(*h);
+            surface.add(*z);
             min_depth = if depth.is_nan() { f64::NAN } else { min_depth.min(depth) };
         }
         let max_abs = |x: &[f64]| x.iter().fold(0.0f64, |m, v| if v.is_nan() { f64::NAN } else { m.max(v.abs()) });
         let courant = (max_abs(&self.u) * params.dt / grid.dx).max(max_abs(&self.v) * params.dt / grid.dy);
-        Diagnostics { volume: volume.sum() * grid.dx * grid.dy, min_depth, courant }
+        let area = grid.dx * grid.dy;
+        Diagnostics { volume: (bottom.sum() + surface.sum()) * area, surface: surface.sum() * area, min_depth, courant }
     }
 }
 

@@ -136,7 +136,7 @@ impl Scenario {
         time: f64,
         probe: &[(f64, f64)],
     ) -> Vec<Figure> {
-        let drift = (last.volume - initial.volume).abs() / initial.volume;
+        let drift = (last.surface - initial.surface).abs() / initial.volume;
         let mut figures = vec![Figure::bounded("relative volume drift", drift, 1e-12)];
         match self.kind {
             Kind::DamBreak => {

@@ -92,7 +92,7 @@ impl Recorder {
         let Grid { nx, ny, .. } = self.grid;
         let (w, h) = (self.size.0 as i32, (self.size.1 - CAPTION) as i32);
         root.fill(&WHITE)?;
-        let caption = format!("{}  t = {t:.1} s   surface ±{:.3} m", self.name, self.scale);
+        let caption = format!("{}  t = {t:.1} s   surface z, colour ∝ √|z| to ±{:.3} m", self.name, self.scale);
         root.draw(&Text::new(caption, (8, 6), ("sans-serif", 16).into_font().color(&BLACK)))?;
         // The cell under each pixel; row 0 of the picture is the basin's top.
         let cell = |px: i32, py: i32| {
@@ -138,9 +138,12 @@ impl Recorder {
     }
 }
 
-/// A diverging colour map: blue at −1, white at 0, red at +1 (clamped).
+/// A diverging colour map: blue at −1, white at 0, red at +1 (clamped),
+/// on the square root of `|x|`, so that waves a tenth of the initial
+/// hump's height still show.
 fn colour(x: f64) -> RGBColor {
     let x = if x.is_nan() { 0.0 } else { x.clamp(-1.0, 1.0) };
+    let x = x.signum() * x.abs().sqrt();
     let mix = |a: u8, b: u8, s: f64| (a as f64 + (b as f64 - a as f64) * s).round() as u8;
     let white = (247u8, 247u8, 247u8);
     let end = if x >= 0.0 { (178u8, 24u8, 43u8) } else { (33u8, 102u8, 172u8) };
