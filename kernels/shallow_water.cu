@@ -36,16 +36,33 @@ struct GridMut {
 };
 
 // Calls body(a, c) for every entry of a grid of `along` x `across` entries
-// that belongs to this thread, in memory order.
+// that belongs to this thread, in memory order. Grids of fewer than 2^31
+// entries split the index with 32-bit division: the 64-bit one is a
+// software routine on the GPU.
 template <typename Body>
 __device__ __forceinline__ void for_each_point(long long along, long long across, int transposed, Body body) {
     const long long total = along * across;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < total; k += stride) {
+    const long long inner = transposed ? across : along;
+    if (total <= 0x7fffffffLL) {
+        const unsigned n = (unsigned)inner, end = (unsigned)total, step = (unsigned)stride;
+        for (unsigned k = (unsigned)first; k < end; k += step) {
+            const unsigned outer = k / n, rest = k - outer * n;
+            if (transposed) {
+                body((long long)outer, (long long)rest);
+            } else {
+                body((long long)rest, (long long)outer);
+            }
+        }
+        return;
+    }
+    for (long long k = first; k < total; k += stride) {
+        const long long outer = k / inner, rest = k - outer * inner;
         if (transposed) {
-            body(k / across, k % across);
+            body(outer, rest);
         } else {
-            body(k % along, k / along);
+            body(rest, outer);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The per-step passes of the semi-implicit shallow-water scheme (Casulli
-//! 1990) on the CPU: the lines across a sweep split over rayon's threads,
-//! each entry computed by the same arithmetic that
-//! `kernels/shallow_water.cu` runs per GPU thread.
+//! 1990) on the CPU: the grid's columns split over rayon's threads, each
+//! entry computed by the same arithmetic that `kernels/shallow_water.cu`
+//! runs per GPU thread.
 
 use rayon::prelude::*;
 
@@ -27,8 +27,8 @@ impl Grid {
         Grid { ptr: SendPtr(buf.ptr()), block, transposed: sweep == Sweep::Y }
     }
     /// SAFETY (of the dereferences): the checks proved every block in
-    /// bounds, the written ones disjoint from the rest; each entry written
-    /// belongs to one line `c`, which one task owns.
+    /// bounds, the written ones disjoint from the rest; each entry is
+    /// written by the one task that owns its column of the block.
     #[inline]
     fn at(&self, a: usize, c: usize) -> *mut f64 {
         let k = if self.transposed { self.block.index(c, a) } else { self.block.index(a, c) };
@@ -51,6 +51,18 @@ fn tangential_mean(t: Grid, a: usize, c: usize) -> f64 {
     0.25 * ((t.get(a - 1, c) + t.get(a, c)) + (t.get(a - 1, c + 1) + t.get(a, c + 1)))
 }
 
+/// Calls `body(a, c)` for every point of a grid of `along × across`
+/// points, in memory order: the block's columns split over rayon's
+/// threads, each walked down its rows, so that each thread reads whole
+/// cache lines in either sweep.
+fn for_each_point(along: usize, across: usize, transposed: bool, body: impl Fn(usize, usize) + Sync) {
+    if transposed {
+        (0..along).into_par_iter().for_each(|a| (0..across).for_each(|c| body(a, c)));
+    } else {
+        (0..across).into_par_iter().for_each(|c| (0..along).for_each(|a| body(a, c)));
+    }
+}
+
 pub(super) fn eulerian_lagrangian(
     sweep: Sweep,
     p: &Stepping,
@@ -63,15 +75,15 @@ pub(super) fn eulerian_lagrangian(
     let (da, dc) = p.spacing(sweep);
     let (ca, cc) = (p.dt / da, p.dt / dc);
     let (w, t, f) = (Grid::of(normal, sweep), Grid::of(tangential, sweep), Grid::of_mut(f, sweep));
-    (0..nc).into_par_iter().for_each(|c| {
-        f.set(0, c, 0.0);
-        f.set(na, c, 0.0);
-        for a in 1..na {
-            // The foot of the streamline, in index units of w's grid.
-            let foot_a = (a as f64 - w.get(a, c) * ca).clamp(0.0, na as f64);
-            let foot_c = (c as f64 - tangential_mean(t, a, c) * cc).clamp(0.0, (nc - 1) as f64);
-            f.set(a, c, bilinear(w, na, nc, foot_a, foot_c));
+    for_each_point(na + 1, nc, sweep == Sweep::Y, |a, c| {
+        if a == 0 || a == na {
+            f.set(a, c, 0.0);
+            return;
         }
+        // The foot of the streamline, in index units of w's grid.
+        let foot_a = (a as f64 - w.get(a, c) * ca).clamp(0.0, na as f64);
+        let foot_c = (c as f64 - tangential_mean(t, a, c) * cc).clamp(0.0, (nc - 1) as f64);
+        f.set(a, c, bilinear(w, na, nc, foot_a, foot_c));
     });
     Ok(())
 }
@@ -118,25 +130,23 @@ pub(super) fn adi_assemble(
     let (sa, sc) = (p.dt / (2.0 * da), p.dt / (2.0 * dc));
     let [h, z, w, t, f] = [x.h, x.z, x.normal, x.tangential, x.f].map(|v| Grid::of(v, sweep));
     let [dl, d, du, rhs, r] = [dl, d, du, rhs, r].map(|v| Grid::of_mut(v, sweep));
-    (0..nc).into_par_iter().for_each(|c| {
-        let depth_at = |a: usize, c: usize| h.get(a, c) + z.get(a, c);
-        let depth = |a: usize| depth_at(a, c);
-        // β on the tangential faces c and c + 1 of cell (a, c).
-        let beta =
-            |a: usize, k: usize| if k == 0 || k == nc { 0.0 } else { 0.5 * (depth_at(a, k - 1) + depth_at(a, k)) };
-        let (mut alpha_lo, mut r_lo) = face(p, depth, w, t, na, 0, c);
-        for a in 0..na {
-            let (alpha_hi, r_hi) = face(p, depth, w, t, na, a + 1, c);
-            dl.set(a, c, -mu * alpha_lo);
-            du.set(a, c, -mu * alpha_hi);
-            d.set(a, c, 1.0 + mu * (alpha_lo + alpha_hi));
-            let along = alpha_hi * f.get(a + 1, c) - alpha_lo * f.get(a, c);
-            let across = beta(a, c + 1) * t.get(a, c + 1) - beta(a, c) * t.get(a, c);
-            rhs.set(a, c, z.get(a, c) - sa * along - sc * across);
-            r.set(a, c, r_lo);
-            (alpha_lo, r_lo) = (alpha_hi, r_hi);
+    let depth = |a: usize, c: usize| h.get(a, c) + z.get(a, c);
+    for_each_point(na, nc, sweep == Sweep::Y, |a, c| {
+        let (alpha_lo, r_lo) = face(p, |k| depth(k, c), w, t, na, a, c);
+        let (alpha_hi, r_hi) = face(p, |k| depth(k, c), w, t, na, a + 1, c);
+        dl.set(a, c, -mu * alpha_lo);
+        du.set(a, c, -mu * alpha_hi);
+        d.set(a, c, 1.0 + mu * (alpha_lo + alpha_hi));
+        // β on the tangential faces c and c + 1 of the cell (0 on the walls).
+        let beta_lo = if c == 0 { 0.0 } else { 0.5 * (depth(a, c - 1) + depth(a, c)) };
+        let beta_hi = if c + 1 == nc { 0.0 } else { 0.5 * (depth(a, c) + depth(a, c + 1)) };
+        let along = alpha_hi * f.get(a + 1, c) - alpha_lo * f.get(a, c);
+        let across = beta_hi * t.get(a, c + 1) - beta_lo * t.get(a, c);
+        rhs.set(a, c, z.get(a, c) - sa * along - sc * across);
+        r.set(a, c, r_lo);
+        if a + 1 == na {
+            r.set(na, c, r_hi);
         }
-        r.set(na, c, r_lo);
     });
     Ok(())
 }
@@ -153,12 +163,10 @@ pub(super) fn adi_velocity(
     let (na, nc) = sweep.lines(nx, ny);
     let ga = p.g * p.dt / p.spacing(sweep).0;
     let (z, f, r, w) = (Grid::of(z, sweep), Grid::of(f, sweep), Grid::of(r, sweep), Grid::of_mut(normal, sweep));
-    (0..nc).into_par_iter().for_each(|c| {
-        w.set(0, c, 0.0);
-        w.set(na, c, 0.0);
-        for a in 1..na {
-            w.set(a, c, r.get(a, c) * (f.get(a, c) - ga * (z.get(a, c) - z.get(a - 1, c))));
-        }
+    for_each_point(na + 1, nc, sweep == Sweep::Y, |a, c| {
+        let x =
+            if a == 0 || a == na { 0.0 } else { r.get(a, c) * (f.get(a, c) - ga * (z.get(a, c) - z.get(a - 1, c))) };
+        w.set(a, c, x);
     });
     Ok(())
 }
