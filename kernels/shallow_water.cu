@@ -109,20 +109,30 @@ extern "C" __global__ void eulerian_lagrangian(const double* normal, long long l
     });
 }
 
-// Total depth of cell (a, c).
-__device__ __forceinline__ double depth(Grid h, Grid z, long long a, long long c) { return h(a, c) + z(a, c); }
+// The total depth on a face between cells (h_l, z_l) and (h_r, z_r) for
+// the flow w through it (Stepping::face_depth): with dry = 0 the mean of
+// the cells' depths; with dry > 0 the higher bottom under the upwind
+// surface, 0 (a dry face) unless above dry.
+__device__ __forceinline__ double face_depth(double dry, double h_l, double z_l, double h_r, double z_r, double w) {
+    if (dry > 0.0) {
+        const double z = w > 0.0 ? z_l : (w < 0.0 ? z_r : fmax(z_l, z_r));
+        const double depth = fmin(h_l, h_r) + z;
+        return depth > dry ? depth : 0.0;
+    }
+    return 0.5 * ((h_l + z_l) + (h_r + z_r));
+}
 
 // (alpha, r) on normal face a of line c: r = 1/(1 + dt*gamma), alpha = H*r,
-// gamma Chezy's friction; both 0 on the walls.
+// gamma Chezy's friction; both 0 on the walls and on dry faces.
 __device__ __forceinline__ void face(Grid h, Grid z, Grid w, Grid t, long long na, long long a, long long c, double dt,
-                                     double friction, double* alpha, double* r) {
-    if (a == 0 || a == na) {
-        *alpha = 0.0;
-        *r = 0.0;
-        return;
-    }
-    const double H = 0.5 * (depth(h, z, a - 1, c) + depth(h, z, a, c));
-    const double wn = w(a, c), wt = tangential_mean(t, a, c);
+                                     double friction, double dry, double* alpha, double* r) {
+    *alpha = 0.0;
+    *r = 0.0;
+    if (a == 0 || a == na) return;
+    const double wn = w(a, c);
+    const double H = face_depth(dry, h(a - 1, c), z(a - 1, c), h(a, c), z(a, c), wn);
+    if (H == 0.0) return;
+    const double wt = tangential_mean(t, a, c);
     const double gamma = friction * sqrt(wn * wn + wt * wt) / H;
     *r = 1.0 / (1.0 + dt * gamma);
     *alpha = H * *r;
@@ -135,20 +145,22 @@ extern "C" __global__ void adi_assemble(const double* hp, long long ldh, const d
                                         const double* fp, long long ldf, double* dlp, long long lddl, double* dp,
                                         long long ldd, double* dup, long long lddu, double* rhsp, long long ldrhs,
                                         double* rp, long long ldr, long long na, long long nc, int transposed,
-                                        double mu, double sa, double sc, double dt, double friction) {
+                                        double mu, double sa, double sc, double dt, double friction, double dry) {
     const Grid h{hp, ldh, transposed}, z{zp, ldz, transposed}, w{wp, ldw, transposed}, t{tp, ldt, transposed},
         f{fp, ldf, transposed};
     const GridMut dl{dlp, lddl, transposed}, d{dp, ldd, transposed}, du{dup, lddu, transposed},
         rhs{rhsp, ldrhs, transposed}, r{rp, ldr, transposed};
     for_each_point(na, nc, transposed, [&](long long a, long long c) {
         double alpha_lo, r_lo, alpha_hi, r_hi;
-        face(h, z, w, t, na, a, c, dt, friction, &alpha_lo, &r_lo);
-        face(h, z, w, t, na, a + 1, c, dt, friction, &alpha_hi, &r_hi);
+        face(h, z, w, t, na, a, c, dt, friction, dry, &alpha_lo, &r_lo);
+        face(h, z, w, t, na, a + 1, c, dt, friction, dry, &alpha_hi, &r_hi);
         dl(a, c) = -mu * alpha_lo;
         du(a, c) = -mu * alpha_hi;
         d(a, c) = 1.0 + mu * (alpha_lo + alpha_hi);
-        const double beta_lo = c == 0 ? 0.0 : 0.5 * (depth(h, z, a, c - 1) + depth(h, z, a, c));
-        const double beta_hi = c + 1 == nc ? 0.0 : 0.5 * (depth(h, z, a, c) + depth(h, z, a, c + 1));
+        const double beta_lo =
+            c == 0 ? 0.0 : face_depth(dry, h(a, c - 1), z(a, c - 1), h(a, c), z(a, c), t(a, c));
+        const double beta_hi =
+            c + 1 == nc ? 0.0 : face_depth(dry, h(a, c), z(a, c), h(a, c + 1), z(a, c + 1), t(a, c + 1));
         const double along = alpha_hi * f(a + 1, c) - alpha_lo * f(a, c);
         const double across = beta_hi * t(a, c + 1) - beta_lo * t(a, c);
         rhs(a, c) = z(a, c) - sa * along - sc * across;

@@ -39,7 +39,6 @@ fn bad_input_is_one_line_and_an_honest_exit_code() {
     let run = |extra: &[&str]| gpumat(&[&base[..], extra].concat());
     // Usage: an unknown or unsupported case, bad numbers, frames with nowhere to go.
     assert_one_line_error(&gpumat(&["swe", "--scenario", "lake"]), 64, "unknown scenario");
-    assert_one_line_error(&gpumat(&["swe", "--scenario", "bowl"]), 64, "wetting and drying");
     assert_one_line_error(&run(&["--dt", "-1"]), 64, "--dt");
     assert_one_line_error(&run(&["--dt", "nan"]), 64, "--dt");
     assert_one_line_error(&run(&["--nx", "0"]), 64, "--nx");

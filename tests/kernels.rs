@@ -48,9 +48,9 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     }
     // eulerian_lagrangian(w, ldw, t, ldt, f, ldf, na, nc, transposed, ca, cc)
     add("shallow_water.cu", "eulerian_lagrangian".into(), vec![P, I64, P, I64, P, I64, I64, I64, I32, "f64", "f64"]);
-    // adi_assemble(h, z, w, t, f, dl, d, du, rhs, r each with its ld, na, nc, transposed, mu, sa, sc, dt, friction)
+    // adi_assemble(h, z, w, t, f, dl, d, du, rhs, r each with its ld, na, nc, transposed, mu, sa, sc, dt, friction, dry)
     let mut assemble = [P, I64].repeat(10);
-    assemble.extend([I64, I64, I32, "f64", "f64", "f64", "f64", "f64"]);
+    assemble.extend([I64, I64, I32, "f64", "f64", "f64", "f64", "f64", "f64"]);
     add("shallow_water.cu", "adi_assemble".into(), assemble);
     // adi_velocity(z, ldz, f, ldf, r, ldr, w, ldw, na, nc, transposed, ga)
     add("shallow_water.cu", "adi_velocity".into(), vec![P, I64, P, I64, P, I64, P, I64, I64, I64, I32, "f64"]);

@@ -555,6 +555,9 @@ fn staggered<B: Backend>(
             return Err(Error::InvalidArgument(format!("{op}: {name} must be positive and finite, is {x}")));
         }
     }
+    if !(p.dry.is_finite() && p.dry >= 0.0) {
+        return Err(Error::InvalidArgument(format!("{op}: the dry depth must be finite and ≥ 0, is {}", p.dry)));
+    }
     let reads: Vec<Region> = read.iter().map(|(_, _, v)| region(v, Shape::Full)).collect();
     let writes: Vec<Region> = written.iter().map(|(_, _, v)| region_mut(v, Shape::Full)).collect();
     for (k, w) in writes.iter().enumerate() {

@@ -45,7 +45,14 @@ impl Sweep {
 }
 
 /// The constants of a time step: gravity `g`, the step `dt`, the cell
-/// sizes, and Chézy's coefficient `chezy` (`∞`: no bottom friction).
+/// sizes, Chézy's coefficient `chezy` (`∞`: no bottom friction), and
+/// `dry`, the depth at which a face runs dry.
+///
+/// With `dry = 0` every cell is wet and the depth on a face is the mean of
+/// its two cells' (Casulli 1990). With `dry > 0` cells may dry and flood
+/// (Casulli and Cheng 1992): the depth on a face is that of the higher of
+/// its two bottoms under the upwind cell's surface, and a face of depth
+/// `≤ dry` carries no flow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stepping {
     pub g: f64,
@@ -53,6 +60,7 @@ pub struct Stepping {
     pub dx: f64,
     pub dy: f64,
     pub chezy: f64,
+    pub dry: f64,
 }
 
 impl Stepping {
@@ -61,6 +69,26 @@ impl Stepping {
         match sweep {
             Sweep::X => (self.dx, self.dy),
             Sweep::Y => (self.dy, self.dx),
+        }
+    }
+
+    /// The total depth on a face between cells of bottom depth `h` and
+    /// surface `z` (`left`, `right`), for the flow `w` through it: see the
+    /// type's docs; 0 for a dry face.
+    #[inline]
+    pub fn face_depth(&self, (h_left, z_left): (f64, f64), (h_right, z_right): (f64, f64), w: f64) -> f64 {
+        if self.dry > 0.0 {
+            let z = if w > 0.0 {
+                z_left
+            } else if w < 0.0 {
+                z_right
+            } else {
+                z_left.max(z_right)
+            };
+            let depth = h_left.min(h_right) + z;
+            if depth > self.dry { depth } else { 0.0 }
+        } else {
+            0.5 * ((h_left + z_left) + (h_right + z_right))
         }
     }
 

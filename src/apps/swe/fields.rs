@@ -38,8 +38,8 @@ impl Fields {
     }
 
     /// The arrays of the grid's shapes, finite, zero normal velocity on
-    /// the walls, and all wet (`h + z > min_depth`); else an error naming
-    /// the first fault.
+    /// the walls, and all wet (`h + z > min_depth`; with drying,
+    /// `h + z ≥ 0`); else an error naming the first fault.
     pub fn validate(&self, grid: &Grid, params: &Params) -> Result<()> {
         let [sc, su, sv] = grid.shapes();
         let arrays = [("h", &self.h, sc), ("z", &self.z, sc), ("u", &self.u, su), ("v", &self.v, sv)];
@@ -61,12 +61,19 @@ impl Fields {
             return Err(Error::InvalidArgument("the velocity normal to a wall must be 0 (reflective walls)".into()));
         }
         let d = self.diagnostics(grid, params);
-        if d.min_depth.is_nan() || d.min_depth <= params.min_depth {
+        // Dry cells start at depth 0 exactly.
+        let floor = if params.drying { 0.0 } else { params.min_depth };
+        if d.min_depth.is_nan() || d.min_depth < floor || (!params.drying && d.min_depth == floor) {
             let k = (0..self.h.len()).min_by(|&a, &b| (self.h[a] + self.z[a]).total_cmp(&(self.h[b] + self.z[b])));
             let (i, j) = k.map_or((0, 0), |k| (k % nx + 1, k / nx + 1));
+            let why = if params.drying {
+                "not below 0 where cells may dry".to_string()
+            } else {
+                format!("not above {} m: the model keeps every cell wet", params.min_depth)
+            };
             return Err(Error::InvalidArgument(format!(
-                "the total depth h + z is {} at cell ({i}, {j}), not above {} m: the model keeps every cell wet",
-                d.min_depth, params.min_depth
+                "the total depth h + z is {} at cell ({i}, {j}), {why}",
+                d.min_depth
             )));
         }
         if d.courant > params.max_courant {

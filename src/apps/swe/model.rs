@@ -206,10 +206,16 @@ impl Model {
             let (i, j) = (k % self.grid.nx + 1, k / self.grid.nx + 1);
             return Err(Error::InvalidArgument(format!("the surface z is not finite at cell ({i}, {j}) {at}")));
         }
-        if d.min_depth.is_nan() || d.min_depth <= self.params.min_depth {
+        let floor = self.params.depth_floor();
+        if d.min_depth.is_nan() || d.min_depth <= floor {
+            let why = if self.params.drying {
+                "a cell ran dry faster than the scheme can follow"
+            } else {
+                "this model keeps every cell wet unless drying is on"
+            };
             return Err(Error::InvalidArgument(format!(
-                "the total depth fell to {} m {at}, not above {} m: this model keeps every cell wet",
-                d.min_depth, self.params.min_depth
+                "the total depth fell to {} m {at}, not above {floor} m: {why}",
+                d.min_depth
             )));
         }
         if d.courant.is_nan() || d.courant > self.params.max_courant {

@@ -102,17 +102,21 @@ fn bilinear(w: Grid, na: usize, nc: usize, fa: f64, fc: f64) -> f64 {
 }
 
 /// `(α, r)` on normal face `a` of line `c`: `r = 1/(1 + dt·γ)`, `α = H·r`;
-/// both 0 on the walls.
+/// both 0 on the walls and on dry faces.
 #[inline]
-fn face(p: &Stepping, depth: impl Fn(usize) -> f64, w: Grid, t: Grid, na: usize, a: usize, c: usize) -> (f64, f64) {
+fn face(p: &Stepping, (h, z): (Grid, Grid), w: Grid, t: Grid, na: usize, a: usize, c: usize) -> (f64, f64) {
     if a == 0 || a == na {
         return (0.0, 0.0);
     }
-    let h = 0.5 * (depth(a - 1) + depth(a));
-    let (wn, wt) = (w.get(a, c), tangential_mean(t, a, c));
-    let gamma = p.friction() * (wn * wn + wt * wt).sqrt() / h;
+    let wn = w.get(a, c);
+    let depth = p.face_depth((h.get(a - 1, c), z.get(a - 1, c)), (h.get(a, c), z.get(a, c)), wn);
+    if depth == 0.0 {
+        return (0.0, 0.0);
+    }
+    let wt = tangential_mean(t, a, c);
+    let gamma = p.friction() * (wn * wn + wt * wt).sqrt() / depth;
     let r = 1.0 / (1.0 + p.dt * gamma);
-    (h * r, r)
+    (depth * r, r)
 }
 
 pub(super) fn adi_assemble(
@@ -130,16 +134,16 @@ pub(super) fn adi_assemble(
     let (sa, sc) = (p.dt / (2.0 * da), p.dt / (2.0 * dc));
     let [h, z, w, t, f] = [x.h, x.z, x.normal, x.tangential, x.f].map(|v| Grid::of(v, sweep));
     let [dl, d, du, rhs, r] = [dl, d, du, rhs, r].map(|v| Grid::of_mut(v, sweep));
-    let depth = |a: usize, c: usize| h.get(a, c) + z.get(a, c);
+    let cell = |a: usize, c: usize| (h.get(a, c), z.get(a, c));
     for_each_point(na, nc, sweep == Sweep::Y, |a, c| {
-        let (alpha_lo, r_lo) = face(p, |k| depth(k, c), w, t, na, a, c);
-        let (alpha_hi, r_hi) = face(p, |k| depth(k, c), w, t, na, a + 1, c);
+        let (alpha_lo, r_lo) = face(p, (h, z), w, t, na, a, c);
+        let (alpha_hi, r_hi) = face(p, (h, z), w, t, na, a + 1, c);
         dl.set(a, c, -mu * alpha_lo);
         du.set(a, c, -mu * alpha_hi);
         d.set(a, c, 1.0 + mu * (alpha_lo + alpha_hi));
         // β on the tangential faces c and c + 1 of the cell (0 on the walls).
-        let beta_lo = if c == 0 { 0.0 } else { 0.5 * (depth(a, c - 1) + depth(a, c)) };
-        let beta_hi = if c + 1 == nc { 0.0 } else { 0.5 * (depth(a, c) + depth(a, c + 1)) };
+        let beta_lo = if c == 0 { 0.0 } else { p.face_depth(cell(a, c - 1), cell(a, c), t.get(a, c)) };
+        let beta_hi = if c + 1 == nc { 0.0 } else { p.face_depth(cell(a, c), cell(a, c + 1), t.get(a, c + 1)) };
         let along = alpha_hi * f.get(a + 1, c) - alpha_lo * f.get(a, c);
         let across = beta_hi * t.get(a, c + 1) - beta_lo * t.get(a, c);
         rhs.set(a, c, z.get(a, c) - sa * along - sc * across);

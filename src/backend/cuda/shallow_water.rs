@@ -53,7 +53,7 @@ impl Cuda {
         let (nx, ny) = check::adi_assemble(sweep, p, &x, [&dl, &d, &du], &rhs, &r)?;
         let (na, nc) = sweep.lines(nx, ny);
         let (da, dc) = p.spacing(sweep);
-        let mut args = Vec::with_capacity(28);
+        let mut args = Vec::with_capacity(29);
         for v in [&x.h, &x.z, &x.normal, &x.tangential, &x.f] {
             args.extend([ptr(v), n(v.block().ld)]);
         }
@@ -69,6 +69,7 @@ impl Cuda {
             Arg::F64(p.dt / (2.0 * dc)),
             Arg::F64(p.dt),
             Arg::F64(p.friction()),
+            Arg::F64(p.dry),
         ]);
         self.launch("shallow_water", "adi_assemble", grid_1d(na * nc, MAX_BLOCKS), &args)
     }

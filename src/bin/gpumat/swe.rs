@@ -32,8 +32,8 @@ pub enum Split {
 #[derive(clap::Args)]
 pub struct Args {
     /// The test case: dam-break (Stoker 1957), seiche (a basin's first
-    /// mode), gaussian (a hump over a shoal, with friction). bowl
-    /// (Thacker 1981) needs wetting and drying, which the model lacks.
+    /// mode), gaussian (a hump over a shoal, with friction), bowl
+    /// (Thacker 1981: an oscillation in a paraboloid, with drying).
     #[arg(long, value_parser = scenario_kind)]
     scenario: Kind,
     /// Cells along x (the case's default otherwise).
@@ -145,7 +145,7 @@ pub fn run(dev: &Device, args: &Args) -> exit::Result<()> {
     let frames = args.frames.or(args.gif.as_ref().map(|_| 60)).unwrap_or(0);
     let mut recorder = match frames {
         0 => None,
-        _ => Some(Recorder::new(s.grid, name, args.out.clone(), args.gif.clone(), &s.fields.z)?),
+        _ => Some(Recorder::new(s.grid, name, args.out.clone(), args.gif.clone(), (&s.fields.h, &s.fields.z))?),
     };
     let (_, first) = model.check()?;
     let steps = s.steps();
@@ -270,5 +270,6 @@ fn scenario_name(kind: Kind) -> &'static str {
         Kind::DamBreak => "dam-break",
         Kind::Seiche => "seiche",
         Kind::Gaussian => "gaussian",
+        Kind::Bowl => "bowl",
     }
 }

@@ -19,6 +19,9 @@ const MIN_MAP_HEIGHT: u32 = 120;
 const CAPTION: u32 = 28;
 /// Pixels between arrows.
 const ARROW_SPACING: i32 = 36;
+/// Cells this shallow (m) are drawn as land.
+const DRY: f64 = 1e-6;
+const LAND: RGBColor = RGBColor(196, 180, 150);
 /// Delay between the GIF's frames, ms.
 const GIF_DELAY: u32 = 100;
 
@@ -41,8 +44,15 @@ fn fail(path: &Path, e: &dyn std::fmt::Display) -> Error {
 
 impl Recorder {
     /// Frames of `grid` as `name-NNNN.png` in `out` and/or into the GIF
-    /// `gif`, coloured on the scale of the initial surface `z0`.
-    pub fn new(grid: Grid, name: &str, out: Option<PathBuf>, gif: Option<PathBuf>, z0: &[f64]) -> Result<Self> {
+    /// `gif`, coloured on the scale of the initial surface `z0` where the
+    /// initial depth `h0 + z0` is wet.
+    pub fn new(
+        grid: Grid,
+        name: &str,
+        out: Option<PathBuf>,
+        gif: Option<PathBuf>,
+        (h0, z0): (&[f64], &[f64]),
+    ) -> Result<Self> {
         if let Some(dir) = &out {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -59,7 +69,8 @@ impl Recorder {
             }
             None => None,
         };
-        let scale = z0.iter().fold(0.0f64, |m, z| m.max(z.abs())).max(1e-12);
+        let scale =
+            z0.iter().zip(h0).filter(|(z, h)| *z + *h > DRY).fold(0.0f64, |m, (z, _)| m.max(z.abs())).max(1e-12);
         Ok(Recorder { grid, name: name.into(), out, gif: area, gif_path: gif, scale, size, written: 0 })
     }
 
@@ -103,7 +114,9 @@ impl Recorder {
         for py in 0..h {
             for px in 0..w {
                 let (i, j) = cell(px, py);
-                root.draw_pixel((px, py + CAPTION as i32), &colour(f.z[i + j * nx] / self.scale))?;
+                let k = i + j * nx;
+                let c = if f.h[k] + f.z[k] > DRY { colour(f.z[k] / self.scale) } else { LAND };
+                root.draw_pixel((px, py + CAPTION as i32), &c)?;
             }
         }
         // Velocity at the cell centres, the fastest drawn one spacing long.
