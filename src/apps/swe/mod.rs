@@ -9,7 +9,9 @@
 //!
 //! [`Grid`], [`Params`] and [`Fields`] describe a run; [`Model`] steps it
 //! on a device; [`scenario`] holds the test cases with their analytic
-//! references (Stoker 1957's dam break, the seiche of a closed basin).
+//! references (Stoker 1957's dam break, the seiche of a closed basin,
+//! Thacker 1981's bowl). Cells stay wet unless [`Params::drying`] lets them
+//! dry and flood (Casulli and Cheng 1992).
 
 mod fields;
 mod grid;

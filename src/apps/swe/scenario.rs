@@ -1,6 +1,7 @@
 //! The test cases, each with the analytic reference it is checked
-//! against: Stoker's (1957) dam break, the seiche of a closed basin, and a
-//! Gaussian hump spreading over a basin with a submerged shoal.
+//! against: Stoker's (1957) dam break, the seiche of a closed basin,
+//! Thacker's (1981) bowl, and a Gaussian hump spreading over a basin with
+//! a submerged shoal.
 
 use std::str::FromStr;
 
