@@ -29,7 +29,7 @@
 use crate::api::device::{Resident, Storage};
 use crate::apps::swe::fields::courant_error;
 use crate::apps::swe::{Diagnostics, Fields, Grid, Params};
-use crate::backend::{AdiFields, Backend, Sweep, SystemLayout, ViewMut};
+use crate::backend::{AdiFields, Backend, DeviceBuffer, Sweep, SystemLayout, ViewMut};
 use crate::batch::{Coprocessor, Share, TridiagonalMethod};
 use crate::{Device, Error, Matrix, Result, with_backend};
 
@@ -141,7 +141,23 @@ impl Model {
         (0..n).try_for_each(|_| self.step())
     }
 
+    /// One step on `be`, recorded and replayed as one launch by a GPU
+    /// backend once it has run a few times: a step's work and memory are
+    /// the same every time (the two swaps of `z` with `rhs` undo each
+    /// other), and the key names all of it.
     fn step_on<B: Resident>(&mut self, be: &B) -> Result<()> {
+        let mut key = format!("swe step {:?} {:?}", self.grid, self.params.stepping(&self.grid));
+        for m in [&self.h, &self.z, &self.u, &self.v, &self.fu, &self.fv, &self.ru, &self.rv] {
+            key += &format!(" {:#x}", m.view::<B>()?.buffer().id());
+        }
+        for m in [&self.dl, &self.d, &self.du, &self.rhs] {
+            key += &format!(" {:#x}", m.view::<B>()?.buffer().id());
+        }
+        key += &format!(" {:#x}", B::buffer(&self.info)?.id());
+        be.replay(&key, &mut || self.enqueue_step(be))
+    }
+
+    fn enqueue_step<B: Resident>(&mut self, be: &B) -> Result<()> {
         let p = self.params.stepping(&self.grid);
         be.eulerian_lagrangian(Sweep::X, &p, self.u.view()?, self.v.view()?, self.fu.view_mut()?)?;
         be.eulerian_lagrangian(Sweep::Y, &p, self.v.view()?, self.u.view()?, self.fv.view_mut()?)?;

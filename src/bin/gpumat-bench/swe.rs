@@ -72,9 +72,10 @@ pub fn run(_cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
 }
 
 /// Median milliseconds a step of `model` over `reps` runs of `steps`
-/// steps, after two warm steps; each run ends with the device idle.
+/// steps, after four warm steps (past the recording of a step as one
+/// graph); each run ends with the device idle.
 fn per_step(mut model: Model, steps: u64, reps: usize) -> Result<f64> {
-    model.advance(2)?;
+    model.advance(4)?;
     model.device().synchronize()?;
     let mut times = Vec::new();
     for _ in 0..reps.max(1) {
