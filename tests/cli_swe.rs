@@ -52,6 +52,12 @@ fn bad_input_is_one_line_and_an_honest_exit_code() {
     assert_one_line_error(&run(&["--bathymetry", &nan]), 1, "nan.csv");
     let dry = write(&dir, "dry.csv", "a,b\n1,2\n-1,3\n4,5\n");
     assert_one_line_error(&run(&["--bathymetry", &dry]), 1, "wet");
+    // With drying, land (h + z = 0) is allowed, water below the bottom is not.
+    let land = write(&dir, "land.csv", "a,b\n20,20\n-1,20\n20,20\n");
+    let z = write(&dir, "z0.csv", "a,b\n0,0\n1,0\n0,0\n");
+    let o = run(&["--bathymetry", &land, "--init", &z, "--drying", "--t-end", "10"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_one_line_error(&run(&["--bathymetry", &land, "--drying"]), 1, "not below 0");
     let deep = write(&dir, "z.csv", "a,b\n0,0\n0,-30\n0,0\n");
     assert_one_line_error(&run(&["--init", &deep]), 1, "wet");
     let txt = write(&dir, "h.txt", "1 2 3\n");

@@ -69,7 +69,7 @@ impl Fields {
             let why = if params.drying {
                 "not below 0 where cells may dry".to_string()
             } else {
-                format!("not above {} m: the model keeps every cell wet", params.min_depth)
+                format!("not above {} m: the model keeps every cell wet unless drying is on", params.min_depth)
             };
             return Err(Error::InvalidArgument(format!(
                 "the total depth h + z is {} at cell ({i}, {j}), {why}",

@@ -51,6 +51,10 @@ pub struct Args {
     /// Chézy's coefficient, m^½/s (the case's default otherwise).
     #[arg(long, value_parser = values::positive_number)]
     chezy: Option<f64>,
+    /// Let cells dry and flood (Casulli and Cheng 1992) instead of
+    /// requiring every cell wet; on by itself for bowl.
+    #[arg(long)]
+    drying: bool,
     /// Where the steps run.
     #[arg(long, value_enum, default_value_t = Split::Gpu)]
     split: Split,
@@ -128,6 +132,7 @@ pub fn run(dev: &Device, args: &Args) -> exit::Result<()> {
     if let Some(c) = args.chezy {
         s.params.chezy = c;
     }
+    s.params.drying |= args.drying;
     let cells = (s.grid.nx, s.grid.ny);
     if let Some(path) = &args.bathymetry {
         s.fields.h = read_grid(path, cells)?;
