@@ -51,7 +51,7 @@ fn bad_input_is_one_line_and_an_honest_exit_code() {
     let nan = write(&dir, "nan.csv", "a,b\n1,2\nnan,3\n4,5\n");
     assert_one_line_error(&run(&["--bathymetry", &nan]), 1, "nan.csv");
     let dry = write(&dir, "dry.csv", "a,b\n1,2\n-1,3\n4,5\n");
-    assert_one_line_error(&run(&["--bathymetry", &dry]), 1, "wet");
+    assert_one_line_error(&run(&["--bathymetry", &dry]), 1, "not below 0");
     // With drying, land (h + z = 0) is allowed, water below the bottom is not.
     let land = write(&dir, "land.csv", "a,b\n20,20\n-1,20\n20,20\n");
     let z = write(&dir, "z0.csv", "a,b\n0,0\n1,0\n0,0\n");
@@ -59,7 +59,11 @@ fn bad_input_is_one_line_and_an_honest_exit_code() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_one_line_error(&run(&["--bathymetry", &land, "--drying"]), 1, "not below 0");
     let deep = write(&dir, "z.csv", "a,b\n0,0\n0,-30\n0,0\n");
-    assert_one_line_error(&run(&["--init", &deep]), 1, "wet");
+    assert_one_line_error(&run(&["--init", &deep]), 1, "not below 0");
+    // The seiche keeps every cell wet.
+    let seiche = ["swe", "--scenario", "seiche", "--nx", "3", "--ny", "2", "--split", "cpu"];
+    let shallow = write(&dir, "shallow.csv", "a,b\n10,10\n0,10\n10,10\n");
+    assert_one_line_error(&gpumat(&[&seiche[..], &["--bathymetry", &shallow]].concat()), 1, "unless drying is on");
     let txt = write(&dir, "h.txt", "1 2 3\n");
     assert_one_line_error(&run(&["--bathymetry", &txt]), 1, "Matrix Market");
     assert_one_line_error(&run(&["--bathymetry", "/nonexistent/h.mtx"]), 1, "h.mtx");

@@ -36,7 +36,7 @@ fn seiche_period_is_within_one_percent_of_linear_theory() {
     assert!(error <= 0.01, "period {measured} s against {exact} s: relative error {error:.2e} > 1e-2");
 }
 
-/// A closed basin with a shoal, friction and a Gaussian hump: the change
+/// A closed basin with an island, friction and a Gaussian hump: the change
 /// of Σ z·dx·dy over `steps` steps, summed with compensation, is within
 /// 1e-12 of the water volume Σ (h + z)·dx·dy (the scheme's fluxes
 /// telescope; only rounding is left).
@@ -164,9 +164,12 @@ fn bad_input_is_an_error() {
     let mut f = s.fields.clone();
     f.h[5] = f64::NAN;
     assert!(matches!(refused(&s, &f, p), Error::NonFinite { .. }));
+    // A dry cell where every cell must be wet; water below the bottom.
     let mut f = s.fields.clone();
     f.z[7] = -f.h[7];
-    assert!(refused(&s, &f, p).to_string().contains("wet"));
+    assert!(refused(&s, &f, Params { drying: false, ..p }).to_string().contains("wet"));
+    f.z[7] = -f.h[7] - 0.5;
+    assert!(refused(&s, &f, Params { drying: true, ..p }).to_string().contains("below 0"));
     let mut f = s.fields.clone();
     f.u[0] = 1.0;
     assert!(refused(&s, &f, p).to_string().contains("wall"));

@@ -1,7 +1,7 @@
 //! The test cases, each with the analytic reference it is checked
 //! against: Stoker's (1957) dam break, the seiche of a closed basin,
 //! Thacker's (1981) bowl, and a Gaussian hump spreading over a basin with
-//! a submerged shoal.
+//! an island.
 
 use std::str::FromStr;
 
@@ -17,8 +17,9 @@ pub enum Kind {
     /// The first mode of a closed rectangular basin, linear and frictionless:
     /// period `2L/√(gH)`.
     Seiche,
-    /// A Gaussian hump of water spreading over a basin with a submerged
-    /// shoal, with Chézy friction: volume conservation.
+    /// A Gaussian hump of water spreading over a basin with an island
+    /// (drying and flooding at its shore), with Chézy friction: volume
+    /// conservation.
     Gaussian,
     /// Thacker's (1981) planar oscillation in a paraboloid bowl, with
     /// drying and flooding at its moving shore: the depth after one period.
@@ -110,14 +111,18 @@ impl Scenario {
                 for j in 0..ny {
                     for i in 0..nx {
                         let (x, y) = grid.centre(i, j);
-                        // 20 m deep, a shoal rising to 4 m below the datum.
-                        h.push(20.0 - 16.0 * bump(x, y, (0.65 * lx, 0.6 * ly), 900.0));
+                        // 20 m deep, an island rising to 4 m above the datum.
+                        h.push(20.0 - 24.0 * bump(x, y, (0.65 * lx, 0.6 * ly), 900.0));
                         z.push(bump(x, y, (0.3 * lx, 0.35 * ly), 500.0));
+                        // The island's land: depth 0.
+                        let (hk, zk) = (h.len() - 1, z.len() - 1);
+                        z[zk] = z[zk].max(-h[hk]);
                     }
                 }
                 // The hump's currents reach about 0.7 m/s: a convective Courant
                 // number below 0.4 on any grid.
-                let params = Params::new(2.0f64.min(0.5 * grid.dx)).with_chezy(50.0);
+                let mut params = Params::new(2.0f64.min(0.5 * grid.dx)).with_chezy(50.0);
+                params.drying = true;
                 Ok(Scenario { kind, grid, params, fields: Fields::at_rest(&grid, h, z), t_end: 600.0, probe: None })
             }
             Kind::Bowl => {

@@ -3,7 +3,7 @@
 //! a second with every pass on the GPU, on the CPU's threads, and with the
 //! fields on the host and each half step's tridiagonal systems split
 //! between the two (the coprocessor of Brodtkorb 2007). FP64, the
-//! Gaussian case (a hump over a shoal, with friction).
+//! Gaussian case (a hump around an island, with friction and drying).
 //!
 //! The GPU's rate is set against the memory bandwidth a step needs: the
 //! passes as written touch 44 arrays of the grid's size a step (two

@@ -32,7 +32,7 @@ pub enum Split {
 #[derive(clap::Args)]
 pub struct Args {
     /// The test case: dam-break (Stoker 1957), seiche (a basin's first
-    /// mode), gaussian (a hump over a shoal, with friction), bowl
+    /// mode), gaussian (a hump around an island, with friction), bowl
     /// (Thacker 1981: an oscillation in a paraboloid, with drying).
     #[arg(long, value_parser = scenario_kind)]
     scenario: Kind,

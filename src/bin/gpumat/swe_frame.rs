@@ -119,32 +119,43 @@ impl Recorder {
                 root.draw_pixel((px, py + CAPTION as i32), &c)?;
             }
         }
-        // Velocity at the cell centres, the fastest drawn one spacing long.
+        // Velocity at the cell centres under the arrows' points, scaled so
+        // that the 90th percentile of their speeds is one spacing long
+        // (a few fast shallow cells at a shore do not shrink the rest).
         let centre = |i: usize, j: usize| {
             (0.5 * (f.u[i + j * (nx + 1)] + f.u[i + 1 + j * (nx + 1)]), 0.5 * (f.v[i + j * nx] + f.v[i + (j + 1) * nx]))
         };
-        let speed = (0..nx * ny).map(|k| centre(k % nx, k / nx)).fold(0.0f64, |m, (a, b)| m.max(a.hypot(b)));
-        if speed > 0.0 {
-            let unit = 0.9 * ARROW_SPACING as f64 / speed;
-            for py in (ARROW_SPACING / 2..h).step_by(ARROW_SPACING as usize) {
-                for px in (ARROW_SPACING / 2..w).step_by(ARROW_SPACING as usize) {
-                    let (i, j) = cell(px, py);
-                    let (a, b) = centre(i, j);
-                    let (dx, dy) = (a * unit, -b * unit);
-                    if dx.hypot(dy) < 1.5 {
-                        continue;
-                    }
-                    let from = (px, py + CAPTION as i32);
-                    let to = (px + dx.round() as i32, py + CAPTION as i32 + dy.round() as i32);
-                    let head = |turn: f64| {
-                        let (c, s) = (turn.cos(), turn.sin());
-                        let (hx, hy) = (-(dx * c - dy * s) * 0.3, -(dx * s + dy * c) * 0.3);
-                        (to.0 + hx.round() as i32, to.1 + hy.round() as i32)
-                    };
-                    let style = BLACK.stroke_width(1);
-                    root.draw(&PathElement::new(vec![from, to], style))?;
-                    root.draw(&PathElement::new(vec![head(0.45), to, head(-0.45)], style))?;
+        let mut arrows = Vec::new();
+        for py in (ARROW_SPACING / 2..h).step_by(ARROW_SPACING as usize) {
+            for px in (ARROW_SPACING / 2..w).step_by(ARROW_SPACING as usize) {
+                let (i, j) = cell(px, py);
+                arrows.push(((px, py + CAPTION as i32), centre(i, j)));
+            }
+        }
+        let mut speeds: Vec<f64> = arrows.iter().map(|(_, (a, b))| a.hypot(*b)).filter(|s| s.is_finite()).collect();
+        speeds.sort_by(f64::total_cmp);
+        let typical = speeds.get(speeds.len() * 9 / 10).copied().unwrap_or(0.0);
+        if typical > 0.0 {
+            let unit = 0.9 * ARROW_SPACING as f64 / typical;
+            let longest = 1.5 * ARROW_SPACING as f64;
+            for (from, (a, b)) in arrows {
+                let (mut dx, mut dy) = (a * unit, -b * unit);
+                let length = dx.hypot(dy);
+                if !(length >= 1.5) {
+                    continue;
                 }
+                if length > longest {
+                    (dx, dy) = (dx * longest / length, dy * longest / length);
+                }
+                let to = (from.0 + dx.round() as i32, from.1 + dy.round() as i32);
+                let head = |turn: f64| {
+                    let (c, s) = (turn.cos(), turn.sin());
+                    let (hx, hy) = (-(dx * c - dy * s) * 0.3, -(dx * s + dy * c) * 0.3);
+                    (to.0 + hx.round() as i32, to.1 + hy.round() as i32)
+                };
+                let style = BLACK.stroke_width(1);
+                root.draw(&PathElement::new(vec![from, to], style))?;
+                root.draw(&PathElement::new(vec![head(0.45), to, head(-0.45)], style))?;
             }
         }
         Ok(())
