@@ -141,7 +141,7 @@ impl Recorder {
             for (from, (a, b)) in arrows {
                 let (mut dx, mut dy) = (a * unit, -b * unit);
                 let length = dx.hypot(dy);
-                if !(length >= 1.5) {
+                if length.is_nan() || length < 1.5 {
                     continue;
                 }
                 if length > longest {
