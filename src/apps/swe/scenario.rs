@@ -302,3 +302,35 @@ impl Thacker {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Thacker's solution keeps its volume: the depth summed over 2000²
+    /// cells is the same at four times of a period to 1e-5 relative, and
+    /// the motion returns to its start after one period to 1e-12.
+    #[test]
+    fn thacker_keeps_its_volume_and_period() {
+        let grid = Grid::new(2000, 2000, BOWL_SIDE / 2000.0, BOWL_SIDE / 2000.0).unwrap();
+        let t = Thacker::new(9.81);
+        let volume = |time: f64| t.depth(&grid, time).iter().sum::<f64>();
+        let v0 = volume(0.0);
+        for k in 1..4 {
+            let v = volume(t.period() * k as f64 / 4.0);
+            assert!((v - v0).abs() <= 1e-5 * v0, "{k}/4 period: {v} against {v0}");
+        }
+        let (a, b) = (t.depth(&grid, 0.0), t.depth(&grid, t.period()));
+        let diff = a.iter().zip(&b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(diff <= 1e-12, "{diff}");
+    }
+
+    /// The period of a series sampled from cos(2πt/T) is T to 1e-6.
+    #[test]
+    fn measured_period_of_a_cosine() {
+        let series: Vec<(f64, f64)> =
+            (0..2000).map(|k| k as f64 * 0.01).map(|t| (t, (std::f64::consts::TAU * t / 3.7).cos())).collect();
+        let p = measured_period(&series).unwrap();
+        assert!((p - 3.7).abs() <= 1e-6 * 3.7, "{p}");
+    }
+}
