@@ -61,7 +61,7 @@ pub struct Model {
     fv: Matrix<f64>,
     ru: Matrix<f64>,
     rv: Matrix<f64>,
-    /// A half step's systems, in the cells' grid; `rhs` becomes the new `z`.
+    /// A half step's systems, in the cells' grid; `rhs` also holds `z^{k+½}`.
     dl: Matrix<f64>,
     d: Matrix<f64>,
     du: Matrix<f64>,
@@ -143,8 +143,7 @@ impl Model {
 
     /// One step on `be`, recorded and replayed as one launch by a GPU
     /// backend once it has run a few times: a step's work and memory are
-    /// the same every time (the two swaps of `z` with `rhs` undo each
-    /// other), and the key names all of it.
+    /// the same every time, and the key names all of it.
     fn step_on<B: Resident>(&mut self, be: &B) -> Result<()> {
         let mut key = format!("swe step {:?} {:?}", self.grid, self.params.stepping(&self.grid));
         for m in [&self.h, &self.z, &self.u, &self.v, &self.fu, &self.fv, &self.ru, &self.rv] {
@@ -157,41 +156,44 @@ impl Model {
         be.replay(&key, &mut || self.enqueue_step(be))
     }
 
+    /// The passes of one step. The `x` sweep starts from `z` and leaves
+    /// `z^{k+½}` in `rhs`, the `y` sweep starts from `rhs` and leaves
+    /// `z^{k+1}` in `z`: no copies, the same memory every step, and no
+    /// state of the host changed (so that the work can be enqueued again
+    /// if a recording of it fails).
     fn enqueue_step<B: Resident>(&mut self, be: &B) -> Result<()> {
         let p = self.params.stepping(&self.grid);
         be.eulerian_lagrangian(Sweep::X, &p, self.u.view()?, self.v.view()?, self.fu.view_mut()?)?;
         be.eulerian_lagrangian(Sweep::Y, &p, self.v.view()?, self.u.view()?, self.fv.view_mut()?)?;
         for sweep in [Sweep::X, Sweep::Y] {
-            let (w, t, f, r) = match sweep {
-                Sweep::X => (&mut self.u, &self.v, &self.fu, &mut self.ru),
-                Sweep::Y => (&mut self.v, &self.u, &self.fv, &mut self.rv),
+            let (w, t, f, r, from, into) = match sweep {
+                Sweep::X => (&mut self.u, &self.v, &self.fu, &mut self.ru, &self.z, &mut self.rhs),
+                Sweep::Y => (&mut self.v, &self.u, &self.fv, &mut self.rv, &self.rhs, &mut self.z),
             };
             let fields = AdiFields {
                 h: self.h.view()?,
-                z: self.z.view()?,
+                z: from.view()?,
                 normal: w.view()?,
                 tangential: t.view()?,
                 f: f.view()?,
             };
             let tridiagonal = (self.dl.view_mut()?, self.d.view_mut()?, self.du.view_mut()?);
-            be.adi_assemble(sweep, &p, fields, tridiagonal, self.rhs.view_mut()?, r.view_mut()?)?;
+            be.adi_assemble(sweep, &p, fields, tridiagonal, into.view_mut()?, r.view_mut()?)?;
             match &self.split {
                 None => {
                     let layout = if sweep == Sweep::X { SystemLayout::Columns } else { SystemLayout::Rows };
                     let count = sweep.lines(self.grid.nx, self.grid.ny).1;
                     let info = ViewMut::dense(B::buffer_mut(&mut self.info)?, count, 1)?;
                     let tridiagonal = (self.dl.view_mut()?, self.d.view_mut()?, self.du.view_mut()?);
-                    be.tridiagonal_solve(layout, false, tridiagonal, self.rhs.view_mut()?, info)?;
-                    std::mem::swap(&mut self.z, &mut self.rhs);
+                    be.tridiagonal_solve(layout, false, tridiagonal, into.view_mut()?, info)?;
                 }
                 Some(coprocessor) => {
-                    let (z, share) =
-                        split_solve(coprocessor, &self.grid, sweep, [&self.dl, &self.d, &self.du, &self.rhs])?;
-                    self.z = self.device.from_col_major(self.grid.nx, self.grid.ny, &z)?;
+                    let (z, share) = split_solve(coprocessor, &self.grid, sweep, [&self.dl, &self.d, &self.du, into])?;
+                    *into = self.device.from_col_major(self.grid.nx, self.grid.ny, &z)?;
                     self.last_share = Some(share);
                 }
             }
-            be.adi_velocity(sweep, &p, self.z.view()?, f.view()?, r.view()?, w.view_mut()?)?;
+            be.adi_velocity(sweep, &p, into.view()?, f.view()?, r.view()?, w.view_mut()?)?;
         }
         Ok(())
     }
