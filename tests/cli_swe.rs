@@ -42,6 +42,8 @@ fn bad_input_is_one_line_and_an_honest_exit_code() {
     assert_one_line_error(&run(&["--dt", "-1"]), 64, "--dt");
     assert_one_line_error(&run(&["--dt", "nan"]), 64, "--dt");
     assert_one_line_error(&run(&["--nx", "0"]), 64, "--nx");
+    let huge = ["swe", "--scenario", "seiche", "--nx", "4000000000", "--ny", "4000000000"];
+    assert_one_line_error(&gpumat(&huge), 1, "memory");
     assert_one_line_error(&run(&["--frames", "3"]), 64, "--frames needs");
     // Input files: the wrong size, malformed, NaN, dry cells, an unknown format.
     let small = write(&dir, "small.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n1\n1\n1\n");

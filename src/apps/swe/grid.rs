@@ -2,6 +2,7 @@
 //! surface `z` and the bathymetry `h` at cell centres, `u` on the faces
 //! normal to `x`, `v` on those normal to `y`.
 
+use crate::backend::cpu::{check_fits, matrix_bytes};
 use crate::{Error, Result};
 
 /// `nx × ny` cells of `dx × dy`; cell `(i, j)` spans
@@ -17,7 +18,8 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// A grid of at least one cell each way, of positive finite size.
+    /// A grid of at least one cell each way, of positive finite size,
+    /// whose fields fit in the host's memory.
     pub fn new(nx: usize, ny: usize, dx: f64, dy: f64) -> Result<Self> {
         if nx == 0 || ny == 0 {
             return Err(Error::InvalidArgument(format!("a grid needs at least 1×1 cells, got {nx}×{ny}")));
@@ -29,9 +31,10 @@ impl Grid {
                 )));
             }
         }
-        if nx.checked_add(1).and_then(|a| a.checked_mul(ny + 1)).is_none() {
-            return Err(Error::InvalidArgument(format!("a grid of {nx}×{ny} cells is too large")));
-        }
+        // The four fields on the host, each at most (nx + 1)·(ny + 1) values:
+        // refused before anything is allocated if they cannot fit.
+        let bytes = nx.checked_add(1).zip(ny.checked_add(1)).and_then(|(a, b)| matrix_bytes(a, b, 4 * 8));
+        check_fits(|| format!("the fields of a grid of {nx}×{ny} cells"), bytes)?;
         Ok(Grid { nx, ny, dx, dy })
     }
 
