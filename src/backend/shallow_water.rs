@@ -52,7 +52,9 @@ impl Sweep {
 /// its two cells' (Casulli 1990). With `dry > 0` cells may dry and flood
 /// (Casulli and Cheng 1992): the depth on a face is that of the higher of
 /// its two bottoms under the upwind cell's surface, and a face of depth
-/// `≤ dry` carries no flow.
+/// `≤ dry` carries no flow. The upwind depth is what keeps a draining
+/// cell's depth from going negative: with the mean depth on faces between
+/// wet cells, Thacker's bowl falls to −0.5 mm within one period.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stepping {
     pub g: f64,
