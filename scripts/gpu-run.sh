@@ -34,6 +34,8 @@ ALL="$ALL solve range"
 ALL="$ALL tridiagonal batch batch_dense split"
 # The nonblocking API: enqueue times, deferred errors, dropped results.
 ALL="$ALL nonblocking"
+# The shallow-water model (its CPU/GPU agreement and analytic checks).
+ALL="$ALL swe"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin

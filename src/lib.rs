@@ -3,9 +3,11 @@
 //!
 //! The layers, bottom to top (see `docs/DESIGN.md`): [`scalar`], [`layout`],
 //! [`backend`], [`factor`] and [`solve`] (algorithms written once over the
-//! backend), [`api`], [`io`].
+//! backend), [`api`], [`io`]; [`batch`] for many small systems at once,
+//! and [`apps`] for applications built on them (the shallow-water model).
 
 pub mod api;
+pub mod apps;
 pub mod backend;
 pub mod batch;
 pub mod error;

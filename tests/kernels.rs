@@ -46,6 +46,14 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         // copy_block(src, lds, dst, ldd, rows, cols, transpose, tri)
         add("copy.cu", format!("copy_block_{t}"), vec![P, I64, P, I64, I64, I64, I32, I32]);
     }
+    // eulerian_lagrangian(w, ldw, t, ldt, f, ldf, na, nc, transposed, ca, cc)
+    add("shallow_water.cu", "eulerian_lagrangian".into(), vec![P, I64, P, I64, P, I64, I64, I64, I32, "f64", "f64"]);
+    // adi_assemble(h, z, w, t, f, dl, d, du, rhs, r each with its ld, na, nc, transposed, mu, sa, sc, dt, friction, dry)
+    let mut assemble = [P, I64].repeat(10);
+    assemble.extend([I64, I64, I32, "f64", "f64", "f64", "f64", "f64", "f64"]);
+    add("shallow_water.cu", "adi_assemble".into(), assemble);
+    // adi_velocity(z, ldz, f, ldf, r, ldr, w, ldw, na, nc, transposed, ga)
+    add("shallow_water.cu", "adi_velocity".into(), vec![P, I64, P, I64, P, I64, P, I64, I64, I64, I32, "f64"]);
     for t in ["f32", "f64"] {
         let e = t;
         // scale(a, ld, rows, cols, alpha)

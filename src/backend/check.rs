@@ -3,6 +3,7 @@
 //! bad call is the same `Err` on the CPU and on the GPU.
 
 use super::region::{Region, Shape, check_disjoint};
+use super::shallow_water::{AdiFields, Stepping, Sweep};
 use super::{
     AasenPanel, Backend, BufferMut, DeviceBuffer, Op, Side, Strided, SymPanel, SystemLayout, Triangle, View, ViewMut,
 };
@@ -560,4 +561,145 @@ pub fn members(op: &'static str, operands: &[(&str, usize, usize, usize)]) -> Re
 /// `(name, buffer id, stride, count)` of a strided operand, for [`members`].
 pub fn operand<'a, B: Backend, E: Elem>(name: &'a str, x: &Strided<'_, B, E>) -> (&'a str, usize, usize, usize) {
     (name, x.buffer().id(), x.stride(), x.count())
+}
+
+/// The three grids of a staggered shallow-water model of `nx × ny` cells,
+/// in the coordinates of a sweep.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Staggered {
+    Cells,
+    Normal,
+    Tangential,
+}
+
+impl Staggered {
+    /// The block shape of this grid for the cells' shape `(nx, ny)`.
+    fn shape(self, sweep: Sweep, (nx, ny): (usize, usize)) -> (usize, usize) {
+        let faces_x = (nx + 1, ny);
+        let faces_y = (nx, ny + 1);
+        match (self, sweep) {
+            (Staggered::Cells, _) => (nx, ny),
+            (Staggered::Normal, Sweep::X) | (Staggered::Tangential, Sweep::Y) => faces_x,
+            (Staggered::Normal, Sweep::Y) | (Staggered::Tangential, Sweep::X) => faces_y,
+        }
+    }
+}
+
+/// The operands of a shallow-water pass: each of the shape its grid has
+/// for the cells' `(nx, ny)` (both at least 1), the constants positive and
+/// finite, and no block written overlapping another operand. Returns
+/// `(nx, ny)`.
+fn staggered<B: Backend>(
+    op: &'static str,
+    sweep: Sweep,
+    p: &Stepping,
+    cells: (usize, usize),
+    read: &[(&str, Staggered, &View<'_, B, f64>)],
+    written: &[(&str, Staggered, &ViewMut<'_, B, f64>)],
+) -> Result<(usize, usize)> {
+    if cells.0 == 0 || cells.1 == 0 {
+        return Err(Error::dims(op, format!("a grid of {}×{} cells: both must be at least 1", cells.0, cells.1)));
+    }
+    let shapes = read
+        .iter()
+        .map(|(name, grid, v)| (*name, *grid, (v.rows(), v.cols())))
+        .chain(written.iter().map(|(name, grid, v)| (*name, *grid, (v.rows(), v.cols()))));
+    for (name, grid, shape) in shapes {
+        let want = grid.shape(sweep, cells);
+        if shape != want {
+            return Err(Error::dims(
+                op,
+                format!(
+                    "{name} is {}×{} but {}×{} cells need {}×{}",
+                    shape.0, shape.1, cells.0, cells.1, want.0, want.1
+                ),
+            ));
+        }
+    }
+    for (name, x) in [("g", p.g), ("dt", p.dt), ("dx", p.dx), ("dy", p.dy), ("Chézy coefficient", p.chezy)] {
+        if x.is_nan() || x <= 0.0 || (name != "Chézy coefficient" && x.is_infinite()) {
+            return Err(Error::InvalidArgument(format!("{op}: {name} must be positive and finite, is {x}")));
+        }
+    }
+    if !(p.dry.is_finite() && p.dry >= 0.0) {
+        return Err(Error::InvalidArgument(format!("{op}: the dry depth must be finite and ≥ 0, is {}", p.dry)));
+    }
+    let reads: Vec<Region> = read.iter().map(|(_, _, v)| region(v, Shape::Full)).collect();
+    let writes: Vec<Region> = written.iter().map(|(_, _, v)| region_mut(v, Shape::Full)).collect();
+    for (k, w) in writes.iter().enumerate() {
+        check_disjoint(op, *w, &reads)?;
+        check_disjoint(op, *w, &writes[k + 1..])?;
+    }
+    Ok(cells)
+}
+
+/// `eulerian_lagrangian`: `normal` and `f` on the sweep's normal faces,
+/// `tangential` on the others. Returns the cells' `(nx, ny)`.
+pub fn eulerian_lagrangian<B: Backend>(
+    sweep: Sweep,
+    p: &Stepping,
+    normal: &View<'_, B, f64>,
+    tangential: &View<'_, B, f64>,
+    f: &ViewMut<'_, B, f64>,
+) -> Result<(usize, usize)> {
+    let cells = match sweep {
+        Sweep::X => (normal.rows().saturating_sub(1), normal.cols()),
+        Sweep::Y => (normal.rows(), normal.cols().saturating_sub(1)),
+    };
+    staggered(
+        "eulerian_lagrangian",
+        sweep,
+        p,
+        cells,
+        &[("normal", Staggered::Normal, normal), ("tangential", Staggered::Tangential, tangential)],
+        &[("f", Staggered::Normal, f)],
+    )
+}
+
+/// `adi_assemble`: `h`, `z` and the systems' four arrays on the cells,
+/// `normal`, `f` and `r` on the normal faces. Returns the cells' `(nx, ny)`.
+pub fn adi_assemble<B: Backend>(
+    sweep: Sweep,
+    p: &Stepping,
+    x: &AdiFields<'_, B>,
+    [dl, d, du]: [&ViewMut<'_, B, f64>; 3],
+    rhs: &ViewMut<'_, B, f64>,
+    r: &ViewMut<'_, B, f64>,
+) -> Result<(usize, usize)> {
+    use Staggered::*;
+    staggered(
+        "adi_assemble",
+        sweep,
+        p,
+        (x.z.rows(), x.z.cols()),
+        &[
+            ("h", Cells, &x.h),
+            ("z", Cells, &x.z),
+            ("normal", Normal, &x.normal),
+            ("tangential", Tangential, &x.tangential),
+            ("f", Normal, &x.f),
+        ],
+        &[("dl", Cells, dl), ("d", Cells, d), ("du", Cells, du), ("rhs", Cells, rhs), ("r", Normal, r)],
+    )
+}
+
+/// `adi_velocity`: `z` on the cells, `f`, `r` and `normal` on the normal
+/// faces. Returns the cells' `(nx, ny)`.
+pub fn adi_velocity<B: Backend>(
+    sweep: Sweep,
+    p: &Stepping,
+    z: &View<'_, B, f64>,
+    f: &View<'_, B, f64>,
+    r: &View<'_, B, f64>,
+    normal: &ViewMut<'_, B, f64>,
+) -> Result<(usize, usize)> {
+    use Staggered::*;
+    staggered(
+        "adi_velocity",
+        sweep,
+        p,
+        (z.rows(), z.cols()),
+        &[("z", Cells, z), ("f", Normal, f), ("r", Normal, r)],
+        &[("normal", Normal, normal)],
+    )
 }

@@ -18,6 +18,7 @@ mod check;
 pub mod cpu;
 pub mod cuda;
 pub mod region;
+pub mod shallow_water;
 pub mod strided;
 pub mod triangle;
 pub mod tuning;
@@ -25,6 +26,7 @@ pub mod view;
 
 pub use cpu::Cpu;
 pub use cuda::Cuda;
+pub use shallow_water::{AdiFields, Stepping, Sweep};
 pub use strided::{Strided, StridedMut};
 pub use triangle::{Stored, Triangle};
 pub use tuning::Tuning;
@@ -556,6 +558,60 @@ pub trait Backend: Sized + Send + Sync + 'static {
         tridiagonal: (ViewMut<'_, Self, T>, ViewMut<'_, Self, T>, ViewMut<'_, Self, T>),
         b: ViewMut<'_, Self, T>,
         info: ViewMut<'_, Self, i32>,
+    ) -> Result<()>;
+
+    // The semi-implicit shallow-water scheme of Casulli (1990), in the
+    // coordinates of a sweep (`backend/shallow_water.rs`): `a` along the
+    // lines, `c` across, `na × nc` cells.
+
+    /// The Eulerian–Lagrangian convection of the sweep's normal velocity
+    /// `w` (Casulli 1990): at each interior normal face, the streamline
+    /// through it traced back one step `dt` with the velocity there
+    /// (`w`, and the mean of the four tangential velocities around the
+    /// face) held constant, and `f := w` at its foot by bilinear
+    /// interpolation in `w`'s grid (the foot clamped into the grid). `f`
+    /// is 0 on the walls `a = 0` and `a = na`.
+    fn eulerian_lagrangian(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        normal: View<'_, Self, f64>,
+        tangential: View<'_, Self, f64>,
+        f: ViewMut<'_, Self, f64>,
+    ) -> Result<()>;
+
+    /// The tridiagonal systems of a half step (Casulli 1990, eq. 5.5 of
+    /// the ADI form), one per line `c` of cells, for the new surface `z`:
+    /// `−μ·α₋·z(a−1) + (1 + μ·(α₋ + α₊))·z(a) − μ·α₊·z(a+1) = rhs(a)`,
+    /// `μ = g·dt²/(2·Δa²)`, with `α = H/(1 + dt·γ)` on the normal faces
+    /// (`H` the mean total depth `h + z` of the two cells, `γ` Chézy's
+    /// friction `g·|w|/(C²·H)`; `α = 0` on the walls) and
+    /// `rhs = z − dt/(2Δa)·δa(α·f) − dt/(2Δc)·δc(β·t)`, `β` the mean depth
+    /// on the tangential faces (0 on the walls) and `t` the tangential
+    /// velocity. `r` receives `1/(1 + dt·γ)` on the normal faces (0 on
+    /// the walls) for [`Backend::adi_velocity`]. The systems lie in the
+    /// cells' grid: one per column (`X`) or per row (`Y`).
+    fn adi_assemble(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        fields: AdiFields<'_, Self>,
+        tridiagonal: (ViewMut<'_, Self, f64>, ViewMut<'_, Self, f64>, ViewMut<'_, Self, f64>),
+        rhs: ViewMut<'_, Self, f64>,
+        r: ViewMut<'_, Self, f64>,
+    ) -> Result<()>;
+
+    /// The new normal velocity from the new surface `z` (eq. 5.3):
+    /// `w := r·(f − g·dt/Δa·δa z)` on the interior normal faces, 0 on the
+    /// walls.
+    fn adi_velocity(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        z: View<'_, Self, f64>,
+        f: View<'_, Self, f64>,
+        r: View<'_, Self, f64>,
+        normal: ViewMut<'_, Self, f64>,
     ) -> Result<()>;
 
     /// `B := D⁻¹·B` for the block diagonal `D` of an LDLᵀ factorization:

@@ -8,6 +8,7 @@ mod lu;
 mod memory;
 mod residual;
 mod scaled_gram;
+mod shallow_water;
 mod tridiagonal;
 
 use std::alloc::{self, Layout};
@@ -22,8 +23,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel,
-    SymPivoting, SystemLayout, Triangle, Triangular, View, ViewMut, check,
+    AasenPanel, AdiFields, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping, Strided,
+    StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -730,6 +731,43 @@ impl Backend for Cpu {
         info: ViewMut<'_, Cpu, i32>,
     ) -> Result<()> {
         tridiagonal::tridiagonal_solve(layout, pivoting, dl, d, du, b, info)
+    }
+
+    // The shallow-water passes, in `cpu/shallow_water.rs`.
+
+    fn eulerian_lagrangian(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        normal: View<'_, Cpu, f64>,
+        tangential: View<'_, Cpu, f64>,
+        f: ViewMut<'_, Cpu, f64>,
+    ) -> Result<()> {
+        shallow_water::eulerian_lagrangian(sweep, p, normal, tangential, f)
+    }
+
+    fn adi_assemble(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        fields: AdiFields<'_, Cpu>,
+        tridiagonal: (ViewMut<'_, Cpu, f64>, ViewMut<'_, Cpu, f64>, ViewMut<'_, Cpu, f64>),
+        rhs: ViewMut<'_, Cpu, f64>,
+        r: ViewMut<'_, Cpu, f64>,
+    ) -> Result<()> {
+        shallow_water::adi_assemble(sweep, p, fields, tridiagonal, rhs, r)
+    }
+
+    fn adi_velocity(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        z: View<'_, Cpu, f64>,
+        f: View<'_, Cpu, f64>,
+        r: View<'_, Cpu, f64>,
+        normal: ViewMut<'_, Cpu, f64>,
+    ) -> Result<()> {
+        shallow_water::adi_velocity(sweep, p, z, f, r, normal)
     }
 
     fn block_diagonal_solve<T: Scalar>(

@@ -61,6 +61,8 @@ pub const SOURCES: &[Source] = &[
     Source { name: "aasen.cu", code: include_str!("../../../kernels/aasen.cu") },
     // Batched tridiagonal solves.
     Source { name: "tridiagonal.cu", code: include_str!("../../../kernels/tridiagonal.cu") },
+    // The semi-implicit shallow-water scheme's per-step passes.
+    Source { name: "shallow_water.cu", code: include_str!("../../../kernels/shallow_water.cu") },
     // Batches of small matrices: the steps of blocked LU and Cholesky.
     Source { name: "batch_lu.cu", code: include_str!("../../../kernels/batch_lu.cu") },
     Source { name: "batch_cholesky.cu", code: include_str!("../../../kernels/batch_cholesky.cu") },

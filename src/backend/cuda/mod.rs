@@ -32,6 +32,7 @@ mod queues;
 mod reduce;
 mod residual;
 pub mod scaled_gram;
+mod shallow_water;
 mod transfer;
 mod tridiagonal;
 mod trsm;
@@ -48,8 +49,8 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    AasenPanel, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Strided, StridedMut, SymPanel,
-    SymPivoting, SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
+    AasenPanel, AdiFields, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping, Strided,
+    StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
 };
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
@@ -628,6 +629,43 @@ impl Backend for Cuda {
         info: ViewMut<'_, Cuda, i32>,
     ) -> Result<()> {
         self.batched_tridiagonal(layout, pivoting, tridiagonal, b, info)
+    }
+
+    // The shallow-water passes, in `cuda/shallow_water.rs`.
+
+    fn eulerian_lagrangian(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        normal: View<'_, Cuda, f64>,
+        tangential: View<'_, Cuda, f64>,
+        f: ViewMut<'_, Cuda, f64>,
+    ) -> Result<()> {
+        self.swe_eulerian_lagrangian(sweep, p, normal, tangential, f)
+    }
+
+    fn adi_assemble(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        fields: AdiFields<'_, Cuda>,
+        tridiagonal: (ViewMut<'_, Cuda, f64>, ViewMut<'_, Cuda, f64>, ViewMut<'_, Cuda, f64>),
+        rhs: ViewMut<'_, Cuda, f64>,
+        r: ViewMut<'_, Cuda, f64>,
+    ) -> Result<()> {
+        self.swe_adi_assemble(sweep, p, fields, tridiagonal, rhs, r)
+    }
+
+    fn adi_velocity(
+        &self,
+        sweep: Sweep,
+        p: &Stepping,
+        z: View<'_, Cuda, f64>,
+        f: View<'_, Cuda, f64>,
+        r: View<'_, Cuda, f64>,
+        normal: ViewMut<'_, Cuda, f64>,
+    ) -> Result<()> {
+        self.swe_adi_velocity(sweep, p, z, f, r, normal)
     }
 
     fn block_diagonal_solve<T: Scalar>(

@@ -20,6 +20,7 @@ mod lu_trace;
 mod primitives;
 mod qr;
 mod split;
+mod swe;
 mod trace;
 mod wls;
 mod wls_trace;
@@ -85,6 +86,10 @@ enum Suite {
     BatchedDense,
     /// The tridiagonal half of `batched` alone.
     Tridiagonal,
+    /// The shallow-water model at n × n cells for each size (run with
+    /// `--sizes 1024,4096,8192`): cells·steps/s on the GPU, the CPU and
+    /// split, and the fraction of the memory bandwidth reached.
+    Swe,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -136,6 +141,7 @@ fn run(cli: &Cli) -> Result<()> {
         }
         Suite::Split => split::run(settings.reps)?,
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
+        Suite::Swe => swe::run(cuda, &settings)?,
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
             let orders = if orders.is_empty() { batched_dense::ORDERS.to_vec() } else { orders };

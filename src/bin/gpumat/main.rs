@@ -12,6 +12,8 @@ mod lu;
 mod plot;
 mod solve;
 mod stdout;
+mod swe;
+mod swe_frame;
 mod values;
 mod wls_table;
 
@@ -91,6 +93,10 @@ enum Command {
     /// Jung and O'Leary's (2008) Tables 1 and 2: random weighted least squares solved by
     /// f32 Cholesky refined to FP64 accuracy, against an FP64 solve.
     WlsTable(wls_table::Args),
+    /// The shallow-water equations by Casulli's (1990) semi-implicit
+    /// scheme on a test case: progress, frames (PNG, GIF), and a summary
+    /// checked against the case's analytic answer.
+    Swe(swe::Args),
 }
 
 /// The device of `--device`, else of `GPUMAT_DEVICE`, else the best one.
@@ -123,6 +129,7 @@ fn run(cli: Cli) -> exit::Result<()> {
         Command::Inv(args) => Ok(lu::inv(&dev, &args)?),
         Command::Det(args) => Ok(lu::det(&dev, &args)?),
         Command::WlsTable(args) => Ok(wls_table::run(&dev, &args)?),
+        Command::Swe(args) => swe::run(&dev, &args),
     }?;
     Ok(stdout::flush()?)
 }

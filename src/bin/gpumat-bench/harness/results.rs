@@ -48,6 +48,10 @@ const NOTES: &[&str] = &[
     "enqueue_us",
     "enqueue_ms",
     "wall_ms",
+    "gpu_cells_steps_per_s",
+    "cpu_cells_steps_per_s",
+    "split_cells_steps_per_s",
+    "fused_fraction_of_copy",
 ];
 
 /// The words of a record shown in the table's notes, when it has them: why
