@@ -208,7 +208,7 @@ fn hilbert_12_by_cholesky_is_singular_to_working_precision_and_says_so() {
     for (method, storage) in
         [(Method::Auto, SymStorage::Full), (Method::Cholesky, SymStorage::Rfp), (Method::Lu, SymStorage::Full)]
     {
-        let opts = SolveOptions { method, storage, allow_ill_conditioned: true };
+        let opts = SolveOptions { method, storage, allow_ill_conditioned: true, ..Default::default() };
         let s = da.solve_with(&db, &opts).unwrap();
         let want = if method == Method::Lu { Method::Lu } else { Method::Cholesky };
         assert_eq!((s.method, s.storage), (want, storage));

@@ -30,8 +30,9 @@ pub enum Method {
     /// Cholesky: `A` must be symmetric (exactly) and positive definite.
     Cholesky,
     /// `P·A·Pᵀ = L·D·Lᵀ` ([`Sym::ldlt`](crate::Sym::ldlt)): `A` must be
-    /// symmetric (exactly), definite or not. `pivoted: true` is Bunch–Kaufman
-    /// pivoting, backward stable for every such `A`; `pivoted: false` is
+    /// symmetric (exactly), definite or not. `pivoted: true` is pivoted
+    /// LDLᵀ ([`SolveOptions::pivoting`]), backward stable for every such
+    /// `A`; `pivoted: false` is
     /// [`Sym::ldlt_unpivoted`](crate::Sym::ldlt_unpivoted), for matrices
     /// known to allow it (quasi-definite, diagonally dominant), which
     /// refuses a pivot of magnitude `≤ n·ε·max|aᵢⱼ|` as
@@ -51,11 +52,14 @@ pub struct SolveOptions {
     /// Return `X` even when `A` is singular to working precision (`rcond`
     /// below the unit roundoff) instead of [`Error::IllConditioned`].
     pub allow_ill_conditioned: bool,
+    /// The pivoted LDLᵀ method; `None`, the one that runs best on `A`'s
+    /// device ([`LdltMethod::pivoted_for`]).
+    pub pivoting: Option<LdltMethod>,
 }
 
 impl Default for SolveOptions {
     fn default() -> Self {
-        SolveOptions { method: Method::Auto, storage: SymStorage::Full, allow_ill_conditioned: false }
+        SolveOptions { method: Method::Auto, storage: SymStorage::Full, allow_ill_conditioned: false, pivoting: None }
     }
 }
 
@@ -73,6 +77,8 @@ pub struct Solution<T: Scalar> {
     pub fallback: Option<Error>,
     /// The storage of the factor (`Full` for LU).
     pub storage: SymStorage,
+    /// How the LDLᵀ factorization pivoted, when the method is `Ldlt`.
+    pub ldlt: Option<LdltMethod>,
     /// Estimate of `1/κ₁(A) = 1/(‖A‖₁·‖A⁻¹‖₁)` from the factor (LAPACK's
     /// `dpocon`, `dsycon` or `dgecon`): a lower bound on `‖A⁻¹‖₁` nearly
     /// always within a factor 3, so `rcond` errs towards better
@@ -209,14 +215,12 @@ impl<T: Scalar> Matrix<T> {
         // ‖A‖₁ of the dense A is that of the symmetric matrix: A is exactly symmetric.
         let factor = match (symmetric, options.method) {
             (false, _) => Factor::Lu(self.lu()?),
-            (true, Method::Ldlt { pivoted }) => {
-                Factor::Ldlt(Box::new(ldlt_of(self, options.storage, pivoted, a_norm)?))
-            }
+            (true, Method::Ldlt { pivoted }) => Factor::Ldlt(Box::new(ldlt_of(self, options, pivoted, a_norm)?)),
             (true, _) => match cholesky_of(self, options.storage) {
                 Ok(f) => Factor::Cholesky(f),
                 Err(e @ Error::NotPositiveDefinite { .. }) if options.method == Method::Auto => {
                     fallback = Some(e);
-                    Factor::Ldlt(Box::new(ldlt_of(self, options.storage, true, a_norm)?))
+                    Factor::Ldlt(Box::new(ldlt_of(self, options, true, a_norm)?))
                 }
                 Err(e) => return Err(e),
             },
@@ -244,11 +248,16 @@ impl<T: Scalar> Matrix<T> {
             return Err(Error::Overflow { what: "X".into() });
         }
         let errors = Errors::of(&a64, a_norm, &*in_f64(b)?, &*in_f64(&x)?, rcond)?;
+        let ldlt = match &factor {
+            Factor::Ldlt(f) => Some(f.method()),
+            _ => None,
+        };
         Ok(Solution {
             x,
             method,
             fallback,
             storage,
+            ldlt,
             rcond,
             backward_error: errors.backward,
             forward_error_bound: errors.forward_bound,
@@ -273,13 +282,18 @@ fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky
 }
 
 /// The LDLᵀ factorization of the exactly symmetric `a` (`a_norm = ‖A‖₁`),
-/// pivoted or not, from a copy of its lower triangle in `storage`, as
+/// pivoted (as `options.pivoting` says) or not, from a copy of its lower
+/// triangle in `options.storage`, as
 /// [`cholesky_of`] makes it.
-fn ldlt_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage, pivoted: bool, a_norm: f64) -> Result<Ldlt<T>> {
+fn ldlt_of<T: Scalar>(a: &Matrix<T>, options: &SolveOptions, pivoted: bool, a_norm: f64) -> Result<Ldlt<T>> {
     let n = a.rows();
-    let method = if pivoted { LdltMethod::pivoted_for(a.device()) } else { LdltMethod::Unpivoted };
+    let method = match (pivoted, options.pivoting) {
+        (false, _) => LdltMethod::Unpivoted,
+        (true, Some(m)) if m != LdltMethod::Unpivoted => m,
+        (true, _) => LdltMethod::pivoted_for(a.device()),
+    };
     let params = method.params(n);
-    match storage {
+    match options.storage {
         SymStorage::Full => {
             let mut full = a.try_clone()?;
             with_backend!(a.device(), be => be.fill_strict_triangle(Uplo::Upper, T::ZERO, full.view_mut()?))?;

@@ -1,7 +1,8 @@
 //! `gpumat inertia A.mtx [--shift σ]`: the numbers of positive, negative and
-//! zero eigenvalues of the symmetric `A − σI`, from its LDLᵀ factorization
-//! with Bunch–Kaufman pivoting (Sylvester's law of inertia), by the
-//! library's `Sym::ldlt`; this file only parses, reads and reports.
+//! zero eigenvalues of the symmetric `A − σI`, from its pivoted LDLᵀ
+//! factorization (Sylvester's law of inertia; Bunch–Kaufman on the CPU,
+//! Aasen's on the GPU), by the library's `Sym::ldlt`; this file only
+//! parses, reads and reports.
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::ValueEnum;
 use gpumat::io::MmWriteOptions;
-use gpumat::{Device, Error, Matrix, Result, Scalar, Solution, SolveOptions, SymStorage};
+use gpumat::{Device, Error, LdltMethod, Matrix, Result, Scalar, Solution, SolveOptions, SymStorage};
 
 use crate::exit::Failure;
 use crate::input::{read_host, write_host};
@@ -29,8 +29,11 @@ pub enum Method {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Pivot {
-    /// Bunch–Kaufman 1×1 and 2×2 pivots: stable for every symmetric A.
+    /// Bunch–Kaufman 1×1 and 2×2 pivots: stable for every symmetric A (the
+    /// CPU's default).
     Bk,
+    /// Aasen's tridiagonal T: as stable (the GPU's default).
+    Aasen,
     /// No interchanges, for matrices known to allow it (quasi-definite,
     /// diagonally dominant); a tiny pivot is exit code 2, naming its column.
     #[value(name = "none")]
@@ -114,6 +117,11 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
             Storage::Rfp => SymStorage::Rfp,
         },
         allow_ill_conditioned: args.allow_ill_conditioned,
+        pivoting: match args.pivot {
+            Some(Pivot::Bk) => Some(LdltMethod::BunchKaufman),
+            Some(Pivot::Aasen) => Some(LdltMethod::Aasen),
+            _ => None,
+        },
     };
     let start = Instant::now();
     let (report, x, u) = match args.precision {
@@ -165,7 +173,7 @@ struct Report {
     /// The order of A and the number of right-hand sides.
     order: usize,
     rhs: usize,
-    /// `cholesky`, `lu`, or `ldlt, pivot bk|none`, as the flags say it.
+    /// `cholesky`, `lu`, or `ldlt, pivot bk|aasen|none`, as the flags say it.
     method: &'static str,
     /// Why auto did not solve by Cholesky, when it did not.
     fallback: Option<String>,
@@ -182,8 +190,11 @@ impl Report {
             rhs: s.x.cols(),
             method: match s.method {
                 gpumat::Method::Cholesky => "cholesky",
-                gpumat::Method::Ldlt { pivoted: true } => "ldlt, pivot bk",
-                gpumat::Method::Ldlt { pivoted: false } => "ldlt, pivot none",
+                gpumat::Method::Ldlt { .. } => match s.ldlt {
+                    Some(LdltMethod::Aasen) => "ldlt, pivot aasen",
+                    Some(LdltMethod::Unpivoted) => "ldlt, pivot none",
+                    _ => "ldlt, pivot bk",
+                },
                 gpumat::Method::Lu | gpumat::Method::Auto => "lu",
             },
             fallback: s.fallback.as_ref().map(|e| match e {
