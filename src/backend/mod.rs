@@ -503,6 +503,7 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// `x` (`(n − k − nb) × (nb + 2)`) receives `L(:, k − 1..=k + nb)` and
     /// `y` (`(n − k − nb) × (nb + 1)`) the panel's `Y`: the trailing update
     /// is then `A₂₂ −= x[:, ..=nb]·yᵀ` on its lower triangle.
+    #[allow(clippy::too_many_arguments)]
     fn aasen_interchange<T: Scalar>(
         &self,
         a: &BufferMut<'_, Self, T>,

@@ -166,8 +166,8 @@ pub(super) fn aasen_interchange<T: Scalar>(
         .collect();
     for c in 0..nb {
         set(k + c, k + c, d.get(k + c));
-        for q in c + 1..m {
-            set(k + q, k + c, lw.get(at[q], c + 1));
+        for (q, &from) in at.iter().enumerate().skip(c + 1) {
+            set(k + q, k + c, lw.get(from, c + 1));
         }
     }
     for (&q, row) in moved.iter().zip(&left) {
@@ -181,12 +181,12 @@ pub(super) fn aasen_interchange<T: Scalar>(
         }
     }
     let (x, y) = (Cols::of(x), Cols::of(y));
-    for q in nb..m {
+    for (q, &from) in at.iter().enumerate().skip(nb) {
         for t in 0..nb + 2 {
-            x.set(q - nb, t, lw.get(at[q], t));
+            x.set(q - nb, t, lw.get(from, t));
         }
         for t in 0..nb + 1 {
-            y.set(q - nb, t, yw.get(at[q], t));
+            y.set(q - nb, t, yw.get(from, t));
         }
     }
     Ok(())
