@@ -27,15 +27,8 @@
 // The best candidate of the block, for every thread (two barriers);
 // `best` is 32 entries of shared memory.
 __device__ __noinline__ Candidate block_best_everywhere(Candidate c, Candidate* best, long long m) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    c = warp_best(c);
-    if (lane == 0) best[warp] = c;
-    __syncthreads();
-    if (warp == 0) {
-        c = lane < (int)(blockDim.x >> 5) ? best[lane] : Candidate{-1.0, m};
-        c = warp_best(c);
-        if (lane == 0) best[0] = c;
-    }
+    c = block_best(c, best, m);
+    if (threadIdx.x == 0) best[0] = c;
     __syncthreads();
     return best[0];
 }
