@@ -13,6 +13,8 @@
 //!
 //! The width of a panel is known only once its last pivot is chosen (a 2×2
 //! pivot takes one column more), so the host reads it after each panel.
+//! Aasen's factorization (`aasen.rs`) and the unpivoted one (`unpivoted.rs`)
+//! start from the same entry points.
 
 use super::{aasen, unpivoted};
 use crate::backend::{Backend, Block, BufferMut, Op, SymPanel, SymPivoting, Triangle, View, ViewMut};
@@ -37,15 +39,6 @@ pub enum LdltPivoting {
     /// definite (Vanderbei 1995), diagonally dominant matrices. A pivot of
     /// magnitude `≤ tol` is refused as a zero pivot.
     None { tol: f64 },
-}
-
-impl LdltPivoting {
-    fn panel(self) -> SymPivoting {
-        match self {
-            LdltPivoting::BunchKaufman | LdltPivoting::Aasen => SymPivoting::BunchKaufman,
-            LdltPivoting::None { tol } => SymPivoting::None { tol },
-        }
-    }
 }
 
 /// Tuning of the blocked factorization.
@@ -126,10 +119,14 @@ impl<B: Backend, T: Scalar> LdltWorkspace<B, T> {
 /// `laswp` does: `P`), `D`'s diagonal and its subdiagonal (nonzero exactly
 /// at the first column of each 2×2 block).
 ///
+/// With Aasen's method `D` is the tridiagonal `T` (`e` its whole
+/// subdiagonal, `L(:, 0) = e₀`).
+///
 /// Returns the first zero pivot (1-based column), if any: with
 /// Bunch–Kaufman a column that is exactly zero where it is reached, which
 /// leaves `D` singular but the factorization complete; unpivoted, a pivot
 /// of magnitude `≤ tol`, which leaves the rest of the factor meaningless.
+/// Aasen's method has none to report: `T`'s singularity is read from it.
 /// Waits for the factorization (the host reads each panel's width).
 #[allow(clippy::too_many_arguments)]
 pub fn factor_in_place<B: Backend, T: Scalar>(
@@ -210,7 +207,7 @@ pub fn factor_in_place_with<B: Backend, T: Scalar>(
                 e: e.rb_mut(),
                 info: ViewMut::dense(info, 2, 1)?,
             },
-            pivoting.panel(),
+            SymPivoting::BunchKaufman,
         )?;
         let mut status = [0i32; 2];
         be.download(info, &mut status)?;

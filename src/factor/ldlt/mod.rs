@@ -1,7 +1,8 @@
 //! LDLᵀ factorization of a symmetric indefinite matrix from its lower
 //! triangle: `P·A·Pᵀ = L·D·Lᵀ` with `L` unit lower triangular and `D` block
 //! diagonal (1×1 and 2×2 blocks), by Bunch–Kaufman pivoting (Bunch and
-//! Kaufman 1977), or `A = L·D·Lᵀ` without pivoting for matrices known to
+//! Kaufman 1977); `P·A·Pᵀ = L·T·Lᵀ` with `T` tridiagonal, by Aasen's method
+//! (Aasen 1971); or `A = L·D·Lᵀ` without pivoting for matrices known to
 //! allow it. Full and RFP storage, through the same [`Triangle`] map as
 //! Cholesky.
 //!
