@@ -31,7 +31,12 @@ fn cholesky_cpu(c: &mut Criterion) {
                     |(buf, info)| {
                         let a = BufferMut::new(buf);
                         let mut info = ViewMut::dense(info, 1, 1).unwrap();
-                        let params = CholeskyParams { block_size: nb, leaf_size: 64, update_tile: 1024 };
+                        let params = CholeskyParams {
+                            block_size: nb,
+                            leaf_size: 64,
+                            update_tile: 1024,
+                            ..CholeskyParams::default()
+                        };
                         cholesky::factor_in_place(&be, Uplo::Lower, &a, Block::dense(n, n), &mut info, 0, params)
                             .unwrap()
                     },

@@ -147,3 +147,65 @@ extern "C" __global__ void cast_f32_f64(const float* src, long long lds, double*
                                         long long cols) {
     cast_impl<float, double>(src, lds, dst, ldd, rows, cols);
 }
+
+// dst = src rounded to nearest (even) in IEEE half or bfloat16, as bits: the
+// operands of a product on the tensor cores (Backend::gemm_in).
+extern "C" __global__ void cast_f32_f16(const float* src, long long lds, unsigned short* dst, long long ldd,
+                                        long long rows, long long cols) {
+    map_entries(rows, cols,
+                [&](long long i, long long j) {
+                    unsigned short h;
+                    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(src[i + j * lds]));
+                    return h;
+                },
+                [&](long long i, long long j, unsigned short v) { dst[i + j * ldd] = v; });
+}
+
+extern "C" __global__ void cast_f32_bf16(const float* src, long long lds, unsigned short* dst, long long ldd,
+                                         long long rows, long long cols) {
+    map_entries(rows, cols,
+                [&](long long i, long long j) {
+                    const float v = src[i + j * lds];
+                    unsigned short h;
+#if __CUDA_ARCH__ >= 800
+                    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+#else
+                    // Nearest even on the bits (NaN kept quiet).
+                    const unsigned int u = __float_as_uint(v);
+                    h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                                        : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
+                    return h;
+                },
+                [&](long long i, long long j, unsigned short v) { dst[i + j * ldd] = v; });
+}
+
+// src = hi + 2^-11·lo with hi and lo IEEE half (as bits), both dense with
+// leading dimension rows: hi is src rounded, lo the rounding error scaled up
+// by 2^11 so that it stays a normal number (Ootomo and Yokota 2022). Three
+// half-precision products then give FP32's accuracy (Backend::gemm_in).
+extern "C" __global__ void split_f32_f16x2(const float* src, long long lds, unsigned short* hi, unsigned short* lo,
+                                           long long rows, long long cols) {
+    map_entries(rows, cols, [&](long long i, long long j) { return src[i + j * lds]; },
+                [&](long long i, long long j, float v) {
+                    unsigned short h, l;
+                    float hv;
+                    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+                    asm("cvt.f32.f16 %0, %1;" : "=f"(hv) : "h"(h));
+                    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(l) : "f"((v - hv) * 2048.0f));
+                    hi[i + j * rows] = h;
+                    lo[i + j * rows] = l;
+                });
+}
+
+// c = beta·c + alpha·p on the lower (upper = 0) or upper triangle of the
+// n x n blocks, the other triangle of c untouched: a symmetric product
+// formed whole (on the tensor cores) and added to one triangle.
+extern "C" __global__ void add_triangle_f32(float* c, long long ldc, const float* p, long long ldp, long long n,
+                                            int upper, float alpha, float beta) {
+    map_entries(n, n, [&](long long i, long long j) { return (upper ? i <= j : i >= j) ? p[i + j * ldp] : 0.0f; },
+                [&](long long i, long long j, float v) {
+                    // beta = 0 does not read c (BLAS: it may hold NaN).
+                    if (upper ? i <= j : i >= j) c[i + j * ldc] = (beta == 0.0f ? 0.0f : beta * c[i + j * ldc]) + alpha * v;
+                });
+}

@@ -108,7 +108,8 @@ __device__ __forceinline__ void sum_sq_scaled_impl(const T* __restrict__ a, long
 // |a(i, j)| (0 for an empty chunk): out holds cols * gridDim.y doubles, and
 // the host adds the gridDim.y partials of each column. With gridDim.y = 1,
 // out[j] is the column sum itself. Fastest grid: `col_abs_sums_grid`.
-template <typename T>
+// OP = 1: the maxima of |a| instead of the sums (dgeequ's column scales).
+template <typename T, int OP>
 __device__ __forceinline__ void col_abs_sums_impl(const T* __restrict__ a, long long ld, long long rows,
                                                   long long cols, double* __restrict__ out) {
     const long long chunk = (rows + gridDim.y - 1) / gridDim.y;
@@ -125,10 +126,10 @@ __device__ __forceinline__ void col_abs_sums_impl(const T* __restrict__ a, long 
             }
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
-                if (i + u * BLOCK < hi) s += abs_d(v[u]);
+                if (i + u * BLOCK < hi) s = OP == 0 ? s + abs_d(v[u]) : nan_max(s, abs_d(v[u]));
             }
         }
-        s = block_reduce<0>(s);
+        s = block_reduce<OP>(s);
         if (threadIdx.x == 0) out[j + blockIdx.y * cols] = s;
     }
 }
@@ -143,7 +144,8 @@ __device__ __forceinline__ void col_abs_sums_impl(const T* __restrict__ a, long 
 // rows * gridDim.y doubles and the host adds the gridDim.y partials of each
 // row. With gridDim.y = 1, out[i] is the row sum itself. Fastest grid:
 // `row_abs_sums_grid`.
-template <typename T>
+// OP = 1: the maxima of |a| instead of the sums (dgeequ's row scales).
+template <typename T, int OP>
 __device__ __forceinline__ void row_abs_sums_impl(const T* __restrict__ a, long long ld, long long rows, long long cols,
                                                   double* __restrict__ out) {
     __shared__ double buf[BLOCK / WARP][WARP + 1];
@@ -166,7 +168,7 @@ __device__ __forceinline__ void row_abs_sums_impl(const T* __restrict__ a, long 
                 }
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
-                    if (j + u * groups < hi) s += abs_d(v[u]);
+                    if (j + u * groups < hi) s = OP == 0 ? s + abs_d(v[u]) : nan_max(s, abs_d(v[u]));
                 }
             }
         }
@@ -175,7 +177,7 @@ __device__ __forceinline__ void row_abs_sums_impl(const T* __restrict__ a, long 
         if (group == 0 && i < rows) {
             double r = buf[0][lane];
 #pragma unroll
-            for (int k = 1; k < groups; ++k) r += buf[k][lane];
+            for (int k = 1; k < groups; ++k) r = OP == 0 ? r + buf[k][lane] : nan_max(r, buf[k][lane]);
             out[i + blockIdx.y * rows] = r;
         }
         __syncthreads();
@@ -268,11 +270,19 @@ __device__ __forceinline__ void first_non_finite_impl(const T* __restrict__ a, l
     }                                                                                                          \
     extern "C" __global__ void col_abs_sums_##SUFFIX(const T* a, long long ld, long long rows, long long cols,  \
                                                      double* out) {                                            \
-        col_abs_sums_impl<T>(a, ld, rows, cols, out);                                                          \
+        col_abs_sums_impl<T, 0>(a, ld, rows, cols, out);                                                       \
+    }                                                                                                          \
+    extern "C" __global__ void col_abs_max_##SUFFIX(const T* a, long long ld, long long rows, long long cols,   \
+                                                    double* out) {                                             \
+        col_abs_sums_impl<T, 1>(a, ld, rows, cols, out);                                                       \
     }                                                                                                          \
     extern "C" __global__ void row_abs_sums_##SUFFIX(const T* a, long long ld, long long rows, long long cols,  \
                                                      double* out) {                                            \
-        row_abs_sums_impl<T>(a, ld, rows, cols, out);                                                          \
+        row_abs_sums_impl<T, 0>(a, ld, rows, cols, out);                                                       \
+    }                                                                                                          \
+    extern "C" __global__ void row_abs_max_##SUFFIX(const T* a, long long ld, long long rows, long long cols,   \
+                                                    double* out) {                                             \
+        row_abs_sums_impl<T, 1>(a, ld, rows, cols, out);                                                       \
     }                                                                                                          \
     extern "C" __global__ void iamax_##SUFFIX(const T* x, long long inc, long long n, long long* best_idx,      \
                                               double* best_val) {                                              \

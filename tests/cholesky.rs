@@ -90,8 +90,11 @@ fn check_in<T: Scalar>(a: &[f64], n: usize, params: CholeskyParams, packed: bool
 fn random_spd_case<T: Scalar>() {
     for (n, nb) in [(1, 128), (5, 2), (64, 16), (127, 32), (129, 128), (200, 64)] {
         let bound = 10.0 * n as f64 * u::<T>();
-        let (fe, be) =
-            check::<T>(&random_spd(n as u64, n), n, CholeskyParams { block_size: nb, leaf_size: 8, update_tile: 16 });
+        let (fe, be) = check::<T>(
+            &random_spd(n as u64, n),
+            n,
+            CholeskyParams { block_size: nb, leaf_size: 8, update_tile: 16, ..CholeskyParams::default() },
+        );
         assert!(fe <= bound, "{} n={n} nb={nb}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}", T::NAME);
         assert!(be <= bound, "{} n={n} nb={nb}: backward error {be:e} > {bound:e}", T::NAME);
     }
@@ -109,7 +112,11 @@ fn chosen_spectra_up_to_condition_1e12() {
     for (k, cond) in [1e2, 1e6, 1e9, 1e12].into_iter().enumerate() {
         let (a, lambda) = with_spectrum(k as u64, n, cond);
         let bound = 10.0 * n as f64 * u::<f64>();
-        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size: 32, leaf_size: 8, update_tile: 16 });
+        let (fe, be) = check::<f64>(
+            &a,
+            n,
+            CholeskyParams { block_size: 32, leaf_size: 8, update_tile: 16, ..CholeskyParams::default() },
+        );
         assert!(fe <= bound, "cond {cond:e}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}");
         assert!(be <= bound, "cond {cond:e}: backward error {be:e} > {bound:e}");
         // log det A = Σ log λ; the factor's is within n·u·cond relatively of
@@ -138,6 +145,7 @@ fn not_positive_definite_names_the_first_failing_column() {
                 block_size: nb,
                 leaf_size: 8,
                 update_tile: 16,
+                ..CholeskyParams::default()
             }) {
                 Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, bad + 1, "nb={nb} packed={packed}"),
                 other => panic!("column {}: expected NotPositiveDefinite, got {other:?}", bad + 1),
@@ -181,8 +189,8 @@ fn solve_checks_shapes() {
 /// from `T1` into `S` and updates reach from `S` into `T2`.
 fn every_rfp_layout<B: Backend>(be: &B) {
     let blockings = [
-        CholeskyParams { block_size: 4, leaf_size: 8, update_tile: 16 },
-        CholeskyParams { block_size: 16, leaf_size: 4, update_tile: 3 },
+        CholeskyParams { block_size: 4, leaf_size: 8, update_tile: 16, ..CholeskyParams::default() },
+        CholeskyParams { block_size: 16, leaf_size: 4, update_tile: 3, ..CholeskyParams::default() },
     ];
     for (n, params) in [1, 2, 7, 8, 33, 34, 75, 76].into_iter().flat_map(|n| blockings.map(|p| (n, p))) {
         let a = random_spd(n as u64 + 20, n);
@@ -259,7 +267,7 @@ fn upper_on_a_sub_block<B: Backend>(be: &B) {
             block,
             &mut info,
             0,
-            CholeskyParams { block_size: 16, leaf_size: 8, update_tile: 16 },
+            CholeskyParams { block_size: 16, leaf_size: 8, update_tile: 16, ..CholeskyParams::default() },
         )
         .unwrap();
     }
@@ -287,7 +295,7 @@ fn upper_factorization_on_a_strided_block() {
 fn panel_factorization<B: Backend>(be: &B) {
     let (n, m) = (40, 97);
     let spd = random_spd(13, m);
-    let params = CholeskyParams { block_size: 16, leaf_size: 4, update_tile: 8 };
+    let params = CholeskyParams { block_size: 16, leaf_size: 4, update_tile: 8, ..CholeskyParams::default() };
     for uplo in [Uplo::Lower, Uplo::Upper] {
         // The first n columns of the SPD matrix: A11 on top of A21.
         let a: Vec<f64> = spd[..m * n].to_vec();
@@ -351,7 +359,11 @@ fn every_leaf_size_gives_the_same_accuracy() {
     let n = 150;
     let a = random_spd(42, n);
     for (block_size, leaf_size) in [(150, 200), (150, 64), (64, 64), (100, 16)] {
-        let (fe, be) = check::<f64>(&a, n, CholeskyParams { block_size, leaf_size, update_tile: 1024 });
+        let (fe, be) = check::<f64>(
+            &a,
+            n,
+            CholeskyParams { block_size, leaf_size, update_tile: 1024, ..CholeskyParams::default() },
+        );
         let bound = 10.0 * n as f64 * u::<f64>();
         assert!(fe <= bound && be <= bound, "block {block_size} leaf {leaf_size}: {fe:e}, {be:e} > {bound:e}");
     }
@@ -363,7 +375,7 @@ fn every_leaf_size_gives_the_same_accuracy() {
 /// new contents, give the bits of the first run for the same input, and
 /// report a pivot that is not positive.
 fn repeated_factorizations<B: Backend>(be: &B, n: usize, bad: usize) {
-    let params = CholeskyParams { block_size: 64, leaf_size: 16, update_tile: 64 };
+    let params = CholeskyParams { block_size: 64, leaf_size: 16, update_tile: 64, ..CholeskyParams::default() };
     let bound = 10.0 * n as f64 * u::<f64>();
     for packed in [false, true] {
         let rfp = Rfp::new(n, Transr::Normal, Uplo::Lower);

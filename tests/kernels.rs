@@ -74,6 +74,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         // col_abs_sums / row_abs_sums(a, ld, rows, cols, out)
         add("reduce.cu", format!("col_abs_sums_{t}"), vec![P, I64, I64, I64, P]);
         add("reduce.cu", format!("row_abs_sums_{t}"), vec![P, I64, I64, I64, P]);
+        add("reduce.cu", format!("col_abs_max_{t}"), vec![P, I64, I64, I64, P]);
+        add("reduce.cu", format!("row_abs_max_{t}"), vec![P, I64, I64, I64, P]);
         // iamax(x, inc, n, best_idx, best_val)
         add("reduce.cu", format!("iamax_{t}"), vec![P, I64, I64, P, P]);
         // first_non_finite(a, ld, rows, cols, first)
@@ -132,6 +134,13 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     // cast(src, lds, dst, ldd, rows, cols)
     add("elementwise.cu", "cast_f64_f32".into(), vec![P, I64, P, I64, I64, I64]);
     add("elementwise.cu", "cast_f32_f64".into(), vec![P, I64, P, I64, I64, I64]);
+    // Operands of tensor-core products: cast(src, lds, dst, ldd, rows, cols),
+    // split(src, lds, hi, lo, rows, cols).
+    add("elementwise.cu", "cast_f32_f16".into(), vec![P, I64, P, I64, I64, I64]);
+    add("elementwise.cu", "cast_f32_bf16".into(), vec![P, I64, P, I64, I64, I64]);
+    add("elementwise.cu", "split_f32_f16x2".into(), vec![P, I64, P, P, I64, I64]);
+    // add_triangle(c, ldc, p, ldp, n, upper, alpha, beta)
+    add("elementwise.cu", "add_triangle_f32".into(), vec![P, I64, P, I64, I64, I32, "f32", "f32"]);
     // LU.
     for t in ["f32", "f64"] {
         // getrf_panel(a, ld, m, nb, ipiv, incp, info, offset, partial, tol)

@@ -71,7 +71,7 @@ fn check<T: Scalar>(a: &[f64], n: usize, params: LuParams) -> (f64, f64, f64) {
 
 #[test]
 fn random_matrices_within_the_backward_error_bound() {
-    let small = LuParams { block_size: 16, leaf_size: 4 };
+    let small = LuParams { block_size: 16, leaf_size: 4, ..LuParams::default() };
     for &n in &[1, 2, 7, 33, 100, 161] {
         let a = random(&mut rng(n as u64), n, n);
         check::<f64>(&a, n, small);
@@ -81,7 +81,7 @@ fn random_matrices_within_the_backward_error_bound() {
     let n = 300;
     let a = random(&mut rng(3), n, n);
     check::<f64>(&a, n, LuParams::default());
-    check::<f32>(&a, n, LuParams { block_size: 64, leaf_size: 8 });
+    check::<f32>(&a, n, LuParams { block_size: 64, leaf_size: 8, ..LuParams::default() });
 }
 
 /// A uniform in [0, 10], b its row sums, so x = 1.
@@ -133,7 +133,9 @@ fn wilkinsons_growth_matrix_grows_as_lapack() {
             };
         }
     }
-    let f = upload::<f64>(&a, n, n).lu_with(Pivoting::Partial, LuParams { block_size: 16, leaf_size: 4 }).unwrap();
+    let f = upload::<f64>(&a, n, n)
+        .lu_with(Pivoting::Partial, LuParams { block_size: 16, leaf_size: 4, ..LuParams::default() })
+        .unwrap();
     assert_eq!(f.pivots().unwrap(), (1..=n as i32).collect::<Vec<_>>());
     let lu = host(f.factors());
     for i in 0..n {
@@ -149,7 +151,9 @@ fn wilkinsons_growth_matrix_grows_as_lapack() {
 fn determinant_sign_and_log() {
     let n = 40;
     let a = random(&mut rng(5), n, n);
-    let f = upload::<f64>(&a, n, n).lu_with(Pivoting::Partial, LuParams { block_size: 8, leaf_size: 4 }).unwrap();
+    let f = upload::<f64>(&a, n, n)
+        .lu_with(Pivoting::Partial, LuParams { block_size: 8, leaf_size: 4, ..LuParams::default() })
+        .unwrap();
     let det_ref = faer_of(&a, n, n).determinant();
     let det = f.det().unwrap();
     assert!((det - det_ref).abs() <= 1e-10 * det_ref.abs(), "{det} vs {det_ref}");
@@ -168,7 +172,7 @@ fn singular_input_names_the_pivot() {
         let mut a = random(&mut rng(9), n, n);
         a[zero_col * n..(zero_col + 1) * n].fill(0.0);
         let m = upload::<f64>(&a, n, n);
-        match m.lu_with(Pivoting::Partial, LuParams { block_size: 16, leaf_size: 4 }) {
+        match m.lu_with(Pivoting::Partial, LuParams { block_size: 16, leaf_size: 4, ..LuParams::default() }) {
             Err(Error::Singular { pivot }) => assert_eq!(pivot, zero_col + 1),
             other => panic!("n={n}: expected Singular, got {other:?}"),
         }
@@ -205,7 +209,7 @@ fn unpivoted_lu_on_safe_matrices_and_refusing_tiny_pivots() {
     (0..9).for_each(|i| b[i + i * 9] = 1.0);
     b[5 + 5 * 9] = 0.0;
     let db = upload::<f64>(&b, 9, 9);
-    match db.lu_with(Pivoting::None { tol: 0.0 }, LuParams { block_size: 4, leaf_size: 2 }) {
+    match db.lu_with(Pivoting::None { tol: 0.0 }, LuParams { block_size: 4, leaf_size: 2, ..LuParams::default() }) {
         Err(Error::Singular { pivot }) => assert_eq!(pivot, 6),
         other => panic!("expected Singular, got {other:?}"),
     }
@@ -517,7 +521,7 @@ fn rectangular<B: Backend>(be: &B) {
             let ab = BufferMut::new(&mut d);
             let pb = BufferMut::new(&mut piv);
             let mut st = ViewMut::dense(&mut info, 1, 1).unwrap();
-            let params = LuParams { block_size: 16, leaf_size: 4 };
+            let params = LuParams { block_size: 16, leaf_size: 4, ..LuParams::default() };
             lu::factor_in_place(be, &ab, block, &pb, Block::dense(k, 1), &mut st, Pivoting::Partial, params).unwrap();
         }
         let mut out = be.alloc::<f64>(m * n).unwrap();

@@ -1,6 +1,7 @@
 //! `Cholesky<T>`: `A = L·Lᵀ` for a symmetric positive definite `A`, in full
 //! or in RFP storage (half the memory), whichever `A` was in.
 
+use super::device::Resident;
 use super::{Matrix, Sym, SymStorage, Tri};
 use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
@@ -123,12 +124,24 @@ impl<T: Scalar> Cholesky<T> {
             ));
         }
         let mut x = b.try_clone()?;
-        let l = &self.data;
-        with_backend!(l.device(), be => match self.rfp {
-            Some(rfp) => cholesky::solve_rfp_in_place(be, rfp, l.view()?, 0, x.view_mut()?),
-            None => cholesky::solve_in_place(be, Uplo::Lower, l.view()?, x.view_mut()?),
-        })?;
+        with_backend!(self.data.device(), be => self.solve_on(be, x.view_mut()?))?;
         Ok(x)
+    }
+
+    /// The factor with its entries widened to the other precision (exactly,
+    /// from `f32`): solves with it run in that precision.
+    pub(crate) fn widen(self) -> Result<Cholesky<T::Other>> {
+        Ok(Cholesky { n: self.n, data: self.data.cast()?, rfp: self.rfp })
+    }
+
+    /// `X := A⁻¹·X` on `be`, the factor's own backend, without checks: what
+    /// `solve` enqueues, and the preconditioner of refinement.
+    pub(crate) fn solve_on<B: Resident>(&self, be: &B, x: ViewMut<'_, B, T>) -> Result<()> {
+        let l = &self.data;
+        match self.rfp {
+            Some(rfp) => cholesky::solve_rfp_in_place(be, rfp, l.view()?, 0, x),
+            None => cholesky::solve_in_place(be, Uplo::Lower, l.view()?, x),
+        }
     }
 
     /// An estimate of the reciprocal condition number in the 1-norm,

@@ -234,7 +234,16 @@ impl<T: Scalar> Lu<T> {
         }
         validate::finite("B", b)?;
         let mut x = b.try_clone()?;
-        let n = self.n;
+        with_backend!(self.data.device(), be => self.solve_on(be, op, x.view_mut()?))?;
+        if x.find_non_finite()?.is_some() {
+            return Err(Error::Overflow { what: "X".into() });
+        }
+        Ok(x)
+    }
+
+    /// `X := op(A)⁻¹·X` on `be`, the factor's own backend, without checks:
+    /// what `solve` enqueues, and the preconditioner of refinement.
+    pub(crate) fn solve_on<B: Resident>(&self, be: &B, op: Op, mut x: ViewMut<'_, B, T>) -> Result<()> {
         // A = 2^−r·A_s·2^−c: A·X = B is A_s·(2^−c·X) = 2^r·B, and
         // Aᵀ·X = B is A_sᵀ·(2^−r·X) = 2^c·B.
         let none = Vec::new();
@@ -243,16 +252,18 @@ impl<T: Scalar> Lu<T> {
             (Some(s), Op::Trans) => (&s.cols, &s.rows),
             (None, _) => (&none, &none),
         };
-        with_backend!(self.data.device(), be => {
-            let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
-            equilibrate::scale_rows(be, before, x.view_mut()?)?;
-            lu::solve_in_place(be, self.data.view()?, ipiv, op, x.view_mut()?)?;
-            equilibrate::scale_rows(be, after, x.view_mut()?)
-        })?;
-        if x.find_non_finite()?.is_some() {
-            return Err(Error::Overflow { what: "X".into() });
-        }
-        Ok(x)
+        let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, self.n, 1)?;
+        equilibrate::scale_rows(be, before, x.rb_mut())?;
+        lu::solve_in_place(be, self.data.view()?, ipiv, op, x.rb_mut())?;
+        equilibrate::scale_rows(be, after, x)
+    }
+
+    /// The factor with its entries widened to the other precision (exactly,
+    /// from `f32`), the pivots and scaling moved: solves with it run in
+    /// that precision.
+    pub(crate) fn widen(self) -> Result<Lu<T::Other>> {
+        let data = self.data.cast()?;
+        Ok(Lu { n: self.n, data, ipiv: self.ipiv, a_norm: self.a_norm, scaling: self.scaling })
     }
 
     /// The diagonal of `U` on the host.

@@ -15,6 +15,7 @@
 //! zero without reading the triangle.
 
 mod check;
+pub mod compute;
 pub mod cpu;
 pub mod cuda;
 pub mod region;
@@ -24,6 +25,7 @@ pub mod triangle;
 pub mod tuning;
 pub mod view;
 
+pub use compute::Compute;
 pub use cpu::Cpu;
 pub use cuda::Cuda;
 pub use shallow_water::{AdiFields, Stepping, Sweep};
@@ -218,10 +220,44 @@ pub trait Backend: Sized + Send + Sync + 'static {
         c: ViewMut<'_, Self, T>,
     ) -> Result<()>;
 
+    /// [`gemm`](Self::gemm) with the multiplications in `compute`: the
+    /// entries of `op(A)` and `op(B)` rounded to its format and the products
+    /// accumulated in `T` — on the tensor cores, for the trailing updates of
+    /// a low-precision factorization. `f64`, and `Compute::Native`, are
+    /// `gemm`. With `Compute::Fp16` an entry beyond 65504 becomes an
+    /// infinity: the caller scales the operands.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_in<T: Scalar>(
+        &self,
+        compute: Compute,
+        alpha: T,
+        a: View<'_, Self, T>,
+        op_a: Op,
+        b: View<'_, Self, T>,
+        op_b: Op,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
     /// `C := α·op(A)·op(A)ᵀ + β·C` on the `uplo` triangle of `C` only
     /// (`op = NoTrans`: `A·Aᵀ`; `Trans`: `Aᵀ·A`).
     fn syrk<T: Scalar>(
         &self,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Self, T>,
+        beta: T,
+        c: ViewMut<'_, Self, T>,
+    ) -> Result<()>;
+
+    /// [`syrk`](Self::syrk) with the multiplications in `compute`, as
+    /// [`gemm_in`](Self::gemm_in) takes them; only the `uplo` triangle of
+    /// `C` is written.
+    #[allow(clippy::too_many_arguments)]
+    fn syrk_in<T: Scalar>(
+        &self,
+        compute: Compute,
         uplo: Uplo,
         op: Op,
         alpha: T,
@@ -342,6 +378,10 @@ pub trait Backend: Sized + Send + Sync + 'static {
 
     /// The norm of `A`; NaN if `A` holds a NaN. Zero for an empty block.
     fn norm<T: Scalar>(&self, norm: Norm, a: View<'_, Self, T>) -> Result<T>;
+    /// `max_j |aᵢⱼ|` of every row (`rows`) or `max_i |aᵢⱼ|` of every column
+    /// of `A`, NaN for a line holding one: the scales of an equilibration
+    /// (LAPACK's `dgeequ`).
+    fn abs_maxima<T: Scalar>(&self, a: View<'_, Self, T>, rows: bool) -> Result<Vec<f64>>;
     /// Index of the first entry of largest magnitude of a vector block, a NaN
     /// counting as larger than any number (so a pivot search finds it);
     /// `None` for an empty vector.

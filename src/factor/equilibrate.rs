@@ -19,7 +19,7 @@
 //! column maxima are read one at a time (the backends have no row-maximum
 //! primitive), a cost paid only by matrices that need it.
 
-use crate::backend::{Backend, Block, Norm, View, ViewMut};
+use crate::backend::{Backend, Block, View, ViewMut};
 use crate::{Result, Scalar};
 
 /// `A_s = diag(2^rows)·A·diag(2^cols)`: the exponents of the scalings.
@@ -101,18 +101,6 @@ pub fn uniform<T: Scalar>(amax: f64) -> i32 {
     (-exponent(amax)).clamp(emin, emax)
 }
 
-/// Row `i` (or column `i`) maxima of `a`.
-fn maxima<B: Backend, T: Scalar>(be: &B, a: View<'_, B, T>, rows: bool) -> Result<Vec<f64>> {
-    let (m, n) = (a.rows(), a.cols());
-    let count = if rows { m } else { n };
-    (0..count)
-        .map(|i| {
-            let line = if rows { a.sub(i, 0, 1, n)? } else { a.sub(0, i, m, 1)? };
-            Ok(be.norm(Norm::Max, line)?.to_f64())
-        })
-        .collect()
-}
-
 /// The exponent that brings `max` into `[0.5, 1)` (`[0.25, 1)` for `half`,
 /// which scales twice), clamped to `T`'s normal range; 0 for a zero line.
 fn scaling_exponent<T: Scalar>(max: f64, half: bool) -> i32 {
@@ -151,9 +139,9 @@ pub fn scale_cols<B: Backend, T: Scalar>(be: &B, a: ViewMut<'_, B, T>, exps: &[i
 /// entry is in `[0.5, 1)`, then each column of the result likewise, in
 /// place; returns the exponents. A zero row or column is left alone.
 pub fn general<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>) -> Result<Scaling> {
-    let rows: Vec<i32> = maxima(be, a.rb(), true)?.into_iter().map(|m| scaling_exponent::<T>(m, false)).collect();
+    let rows: Vec<i32> = be.abs_maxima(a.rb(), true)?.into_iter().map(|m| scaling_exponent::<T>(m, false)).collect();
     scale_rows(be, &rows, a.rb_mut())?;
-    let cols: Vec<i32> = maxima(be, a.rb(), false)?.into_iter().map(|m| scaling_exponent::<T>(m, false)).collect();
+    let cols: Vec<i32> = be.abs_maxima(a.rb(), false)?.into_iter().map(|m| scaling_exponent::<T>(m, false)).collect();
     scale_cols(be, a, &cols)?;
     Ok(Scaling { rows, cols })
 }
@@ -175,16 +163,86 @@ pub fn symmetric<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>) -> Res
         be.download(&d, &mut diag)?;
     }
     let diag: Vec<f64> = diag.into_iter().take(n).map(Scalar::to_f64).collect();
-    let source = if diag.iter().all(|&d| d > 0.0) { diag } else { maxima(be, a.rb(), true)? };
+    let source = if diag.iter().all(|&d| d > 0.0) { diag } else { be.abs_maxima(a.rb(), true)? };
     let s: Vec<i32> = source.into_iter().map(|m| scaling_exponent::<T>(m, true)).collect();
     scale_rows(be, &s, a.rb_mut())?;
     scale_cols(be, a, &s)?;
     Ok(Scaling { rows: s.clone(), cols: s })
 }
 
+/// [`symmetric`] or [`general`] only where `a` needs it, as LAPACK's
+/// `dposvx` and `dgesvx` decide: when the scales would lie within a factor
+/// 10 of each other (`SCOND`, or `ROWCND` and then `COLCND`, `≥ 0.1`), one
+/// power of two for the whole matrix instead (`rows` all equal, `cols`
+/// zero), which brings its largest entry into `[0.5, 1)` in one pass —
+/// what a low precision needs to neither overflow nor flush — and leaves
+/// the entries' relative sizes alone.
+pub fn when_needed<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>, symmetric: bool) -> Result<Scaling> {
+    let (m, n) = (a.rows(), a.cols());
+    let balanced = |v: &[f64]| {
+        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        v.is_empty() || (lo >= 0.1 * hi && hi.is_finite())
+    };
+    let largest = if symmetric {
+        let mut diag = vec![T::ZERO; n.max(1)];
+        if n > 0 {
+            let mut d = be.alloc::<T>(n)?;
+            let (buf, block) = (a.buffer(), a.block());
+            let on_diagonal = Block { offset: block.offset, rows: 1, cols: n, ld: block.ld + 1 };
+            be.copy(View::new(buf, on_diagonal)?, ViewMut::dense(&mut d, 1, n)?)?;
+            be.download(&d, &mut diag)?;
+        }
+        let diag: Vec<f64> = diag.into_iter().take(n).map(Scalar::to_f64).collect();
+        // Positive definite matrices have their largest entries on the diagonal.
+        if !(diag.iter().all(|&d| d > 0.0) && balanced(&diag)) {
+            return self::symmetric(be, a);
+        }
+        diag.into_iter().fold(0.0, f64::max)
+    } else {
+        let rows = be.abs_maxima(a.rb(), true)?;
+        if !balanced(&rows) || !balanced(&be.abs_maxima(a.rb(), false)?) {
+            return general(be, a);
+        }
+        rows.into_iter().fold(0.0, f64::max)
+    };
+    let e = uniform::<T>(largest);
+    if e != 0 {
+        be.scale(T::from_f64(pow2(e)), a.rb_mut())?;
+    }
+    Ok(Scaling { rows: vec![e; m], cols: vec![0; n] })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scaling_is_uniform_unless_lines_differ() {
+        use crate::backend::{Backend, Cpu};
+        let cpu = Cpu::new();
+        let n = 4;
+        // Entries near 300: one power of two brings them below 1.
+        let a: Vec<f64> = (0..n * n).map(|k| 300.0 + k as f64).collect();
+        let mut buf = cpu.upload(&a).unwrap();
+        let s = when_needed(&cpu, ViewMut::dense(&mut buf, n, n).unwrap(), false).unwrap();
+        assert_eq!((s.rows, s.cols), (vec![-9; n], vec![0; n]));
+        let mut out = vec![0.0; n * n];
+        cpu.download(&buf, &mut out).unwrap();
+        assert!(out.iter().zip(&a).all(|(o, a)| *o == a / 512.0));
+        // A row 1e6 times the others: rows and columns scaled apart.
+        let mut b = a.clone();
+        for j in 0..n {
+            b[1 + j * n] *= 1e6;
+        }
+        let mut buf = cpu.upload(&b).unwrap();
+        let s = when_needed(&cpu, ViewMut::dense(&mut buf, n, n).unwrap(), false).unwrap();
+        assert!(s.rows[1] < s.rows[0] - 15, "{:?}", s.rows);
+        // Symmetric with a balanced diagonal: uniform, symmetry kept.
+        let spd = [4.0, 1.0, 1.0, 3.0];
+        let mut buf = cpu.upload(&spd).unwrap();
+        let s = when_needed(&cpu, ViewMut::dense(&mut buf, 2, 2).unwrap(), true).unwrap();
+        assert_eq!((s.rows, s.cols), (vec![-3; 2], vec![0; 2]));
+    }
 
     #[test]
     fn powers_and_exponents_are_exact() {

@@ -23,7 +23,7 @@
 //! look-ahead included, with other offsets and leading dimensions.
 
 use super::cholesky::CholeskyParams;
-use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, Stored, Triangle, View, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Compute, Diag, Op, Side, Stored, Triangle, View, ViewMut};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -86,7 +86,8 @@ struct Loop<'f, B: Backend, T: Scalar> {
 
 impl<B: Backend, T: Scalar> Loop<'_, B, T> {
     /// `C := C − X·Yᵀ` with `X = L[i.., k..]`, `Y = L[j.., k..]` (or `W`'s)
-    /// and `C = L[i.., j..]` strictly below the diagonal (`i ≥ j + cols`).
+    /// and `C = L[i.., j..]` strictly below the diagonal (`i ≥ j + cols`),
+    /// the products in `compute`.
     fn update(
         &self,
         be: &B,
@@ -94,6 +95,7 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
         (i, rows): (usize, usize),
         (j, cols): (usize, usize),
         (k, depth): (usize, usize),
+        compute: Compute,
     ) -> Result<()> {
         let (tri, a) = (&self.tri, self.a);
         let (y, ybuf) = match w {
@@ -105,9 +107,9 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
             let (xv, yv, cv) = (a.view(x.block)?, ybuf.view(y.block)?, a.view_mut(c.block)?);
             if c.transposed {
                 // Cᵀ −= Y·Xᵀ.
-                be.gemm(-T::ONE, yv, y.op(false), xv, x.op(true), T::ONE, cv)?;
+                be.gemm_in(compute, -T::ONE, yv, y.op(false), xv, x.op(true), T::ONE, cv)?;
             } else {
-                be.gemm(-T::ONE, xv, x.op(false), yv, y.op(true), T::ONE, cv)?;
+                be.gemm_in(compute, -T::ONE, xv, x.op(false), yv, y.op(true), T::ONE, cv)?;
             }
         }
         Ok(())
@@ -117,12 +119,14 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
     /// `C = L[j.., j..]`, `X = L[j.., k..]` (`syrk`; `syrkx` with `W`). A
     /// large `C` is updated by block columns of `tile`, the diagonal tile
     /// alone and `gemm` below it: `gemm` runs faster than a large `syrk`.
+    /// Products in `compute` (LDLᵀ's `syrkx` natively).
     fn update_diagonal(
         &self,
         be: &B,
         w: Option<&Shadow<'_, '_, B, T>>,
         (j, order): (usize, usize),
         (k, depth): (usize, usize),
+        compute: Compute,
     ) -> Result<()> {
         let (tri, a, tile) = (&self.tri, self.a, self.params.update_tile);
         let end = j + order;
@@ -135,7 +139,7 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
             let (x, c) = (tri.at(t, k, wd, depth)?, tri.at(t, t, wd, wd)?);
             let (xv, cv) = (a.view(x.block)?, a.view_mut(c.block)?);
             match w {
-                None => be.syrk(c.uplo(), x.op(false), -T::ONE, xv, T::ONE, cv)?,
+                None => be.syrk_in(compute, c.uplo(), x.op(false), -T::ONE, xv, T::ONE, cv)?,
                 // W's run is stored as X's piece: one Op for both.
                 Some(w) => {
                     let y = w.buf.view(w.at(t, k, wd, depth)?.block)?;
@@ -143,7 +147,7 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
                 }
             }
             if t + wd < end {
-                self.update(be, w, (t + wd, end - t - wd), (t, wd), (k, depth))?;
+                self.update(be, w, (t + wd, end - t - wd), (t, wd), (k, depth), compute)?;
             }
             t += wd;
         }
@@ -161,13 +165,14 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
         w: Option<&Shadow<'_, '_, B, T>>,
         (j, order): (usize, usize),
         (k, depth): (usize, usize),
+        compute: Compute,
     ) -> Result<()> {
         let sibling = be.sibling()?;
         sibling.wait_for(be)?;
-        self.update_diagonal(sibling, w, (j, order), (k, depth))?;
+        self.update_diagonal(sibling, w, (j, order), (k, depth), compute)?;
         let below = j + order;
         if self.tri.rows > below {
-            self.update(be, w, (below, self.tri.rows - below), (j, order), (k, depth))?;
+            self.update(be, w, (below, self.tri.rows - below), (j, order), (k, depth), compute)?;
         }
         be.wait_for(sibling)
     }
@@ -252,7 +257,7 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
         let w1 = w.div_ceil(2).div_ceil(leaf) * leaf;
         let (k2, w2) = (k + w1, w - w1);
         self.factor_panel(be, leaves, shadow, (k, w1), info, offset)?;
-        self.update_trapezoid(be, shadow, (k2, w2), (k, w1))?;
+        self.update_trapezoid(be, shadow, (k2, w2), (k, w1), Compute::Native)?;
         self.factor_panel(be, leaves, shadow, (k2, w2), info, offset)
     }
 }
@@ -299,11 +304,12 @@ pub(crate) fn factor<B: Backend, T: Scalar>(
         // k + 1 is about to overwrite.
         side.wait_for(be)?;
         be.wait_for(side)?;
-        f.update_trapezoid(be, current.as_ref(), (k1, next), (k, kb))?;
+        let compute = params.update;
+        f.update_trapezoid(be, current.as_ref(), (k1, next), (k, kb), compute)?;
         if n > k2 {
-            f.update_diagonal(side, current.as_ref(), (k2, n - k2), (k, kb))?;
+            f.update_diagonal(side, current.as_ref(), (k2, n - k2), (k, kb), compute)?;
             if m > n {
-                f.update(side, current.as_ref(), (n, m - n), (k2, n - k2), (k, kb))?;
+                f.update(side, current.as_ref(), (n, m - n), (k2, n - k2), (k, kb), compute)?;
             }
         }
         current = shadow(step + 1, (k1, next))?;

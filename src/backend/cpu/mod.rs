@@ -23,8 +23,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::{
-    AasenPanel, AdiFields, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping, Strided,
-    StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, View, ViewMut, check,
+    AasenPanel, AdiFields, Backend, BufferMut, Compute, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping,
+    Strided, StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, View, ViewMut, check,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -155,6 +155,17 @@ fn mat_mut<'a, T: Scalar>(v: ViewMut<'a, Cpu, T>) -> MatMut<'a, T> {
     // SAFETY: as `mat`; the checks in `check` ensure no entry written here is
     // read through another view in the same operation.
     unsafe { MatMut::from_raw_parts_mut(buf.ptr().add(b.offset), b.rows, b.cols, 1, b.ld as isize) }
+}
+
+/// A dense copy of the block `v` with its entries rounded as `compute`
+/// rounds the operands of a product.
+fn rounded<T: Scalar>(cpu: &Cpu, compute: Compute, v: View<'_, Cpu, T>) -> Result<CpuBuffer<T>> {
+    let m = mat(v);
+    let mut out = Vec::with_capacity(m.nrows() * m.ncols());
+    for j in 0..m.ncols() {
+        out.extend((0..m.nrows()).map(|i| T::from_f64(f64::from(compute.round(m[(i, j)].to_f64() as f32)))));
+    }
+    cpu.upload(&out)
 }
 
 fn op_of<T: Scalar>(a: MatRef<'_, T>, op: Op) -> MatRef<'_, T> {
@@ -392,6 +403,47 @@ impl Backend for Cpu {
         Ok(())
     }
 
+    fn gemm_in<T: Scalar>(
+        &self,
+        compute: Compute,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        op_a: Op,
+        b: View<'_, Cpu, T>,
+        op_b: Op,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        if T::NAME != "f32" || compute == Compute::Native {
+            return self.gemm(alpha, a, op_a, b, op_b, beta, c);
+        }
+        check::gemm(&a, op_a, &b, op_b, &c)?;
+        // The operands rounded as the tensor cores take them; faer's FP32
+        // product then accumulates as theirs does.
+        let (ra, rb) = (rounded(self, compute, a)?, rounded(self, compute, b)?);
+        let av = View::dense(&ra, a.rows(), a.cols())?;
+        let bv = View::dense(&rb, b.rows(), b.cols())?;
+        self.gemm(alpha, av, op_a, bv, op_b, beta, c)
+    }
+
+    fn syrk_in<T: Scalar>(
+        &self,
+        compute: Compute,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Cpu, T>,
+        beta: T,
+        c: ViewMut<'_, Cpu, T>,
+    ) -> Result<()> {
+        if T::NAME != "f32" || compute == Compute::Native {
+            return self.syrk(uplo, op, alpha, a, beta, c);
+        }
+        check::syrk(uplo, op, &a, &c)?;
+        let ra = rounded(self, compute, a)?;
+        self.syrk(uplo, op, alpha, View::dense(&ra, a.rows(), a.cols())?, beta, c)
+    }
+
     fn syrk<T: Scalar>(
         &self,
         uplo: Uplo,
@@ -586,6 +638,18 @@ impl Backend for Cpu {
     fn scale<T: Scalar>(&self, alpha: T, a: ViewMut<'_, Cpu, T>) -> Result<()> {
         for_each_col(mat_mut(a), |_, c| c.iter_mut().for_each(|x| *x *= alpha));
         Ok(())
+    }
+
+    fn abs_maxima<T: Scalar>(&self, a: View<'_, Cpu, T>, rows: bool) -> Result<Vec<f64>> {
+        let a = mat(a);
+        let mut out = vec![0.0; if rows { a.nrows() } else { a.ncols() }];
+        for j in 0..a.ncols() {
+            for (i, &x) in col(a, j).iter().enumerate() {
+                let m = &mut out[if rows { i } else { j }];
+                *m = nan_max(*m, x.abs().to_f64());
+            }
+        }
+        Ok(out)
     }
 
     fn norm<T: Scalar>(&self, norm: Norm, a: View<'_, Cpu, T>) -> Result<T> {

@@ -113,6 +113,49 @@ pub unsafe fn gemm<T: Scalar>(
     status("gemm", s)
 }
 
+/// `C := α·op(A)·op(B) + β·C` in `f32`, `A` and `B` of type `input` (FP32,
+/// or FP16/BF16 copies), the products as `compute` says.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_ex(
+    h: cublasHandle_t,
+    (ta, tb): (Op, Op),
+    (m, n, k): (i32, i32, i32),
+    alpha: f32,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    input: sys::cudaDataType,
+    beta: f32,
+    (c, ldc): (u64, i32),
+    compute: sys::cublasComputeType_t,
+) -> Result<()> {
+    let (al, be) = (&alpha as *const f32, &beta as *const f32);
+    // SAFETY: as `gemm`; `input` is the type of the blocks at `a` and `b`.
+    let s = unsafe {
+        sys::cublasGemmEx(
+            h,
+            op(ta),
+            op(tb),
+            m,
+            n,
+            k,
+            al as _,
+            a as _,
+            input,
+            lda,
+            b as _,
+            input,
+            ldb,
+            be as _,
+            c as _,
+            sys::cudaDataType::CUDA_R_32F,
+            ldc,
+            compute,
+            sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+        )
+    };
+    status("gemm (tensor cores)", s)
+}
+
 /// [`gemm`] on `count` triples of blocks, each operand's `stride` entries
 /// after the one before.
 #[allow(clippy::too_many_arguments)]

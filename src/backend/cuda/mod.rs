@@ -33,6 +33,8 @@ mod reduce;
 mod residual;
 pub mod scaled_gram;
 mod shallow_water;
+// Products on the tensor cores in TF32, FP16, BF16 and split FP16.
+mod tensor;
 mod transfer;
 mod tridiagonal;
 mod trsm;
@@ -49,8 +51,9 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{
-    AasenPanel, AdiFields, Backend, BufferMut, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping, Strided,
-    StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, Tuning, View, ViewMut, check,
+    AasenPanel, AdiFields, Backend, BufferMut, Compute, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping,
+    Strided, StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, Tuning, View, ViewMut,
+    check,
 };
 use crate::layout::{Rfp, Uplo};
 use crate::{DeviceLibrary, Elem, Error, Result, Scalar};
@@ -251,6 +254,33 @@ impl Backend for Cuda {
         }
     }
 
+    fn gemm_in<T: Scalar>(
+        &self,
+        compute: Compute,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        op_a: Op,
+        b: View<'_, Cuda, T>,
+        op_b: Op,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.gemm_tensor(compute, alpha, (a, op_a), (b, op_b), beta, c)
+    }
+
+    fn syrk_in<T: Scalar>(
+        &self,
+        compute: Compute,
+        uplo: Uplo,
+        op: Op,
+        alpha: T,
+        a: View<'_, Cuda, T>,
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        self.syrk_tensor(compute, uplo, op, alpha, a, beta, c)
+    }
+
     fn syrk<T: Scalar>(
         &self,
         uplo: Uplo,
@@ -447,6 +477,10 @@ impl Backend for Cuda {
 
     fn norm<T: Scalar>(&self, norm: Norm, a: View<'_, Cuda, T>) -> Result<T> {
         self.norm_of(norm, a)
+    }
+
+    fn abs_maxima<T: Scalar>(&self, a: View<'_, Cuda, T>, rows: bool) -> Result<Vec<f64>> {
+        self.abs_maxima_of(a, rows)
     }
 
     fn iamax<T: Scalar>(&self, x: View<'_, Cuda, T>) -> Result<Option<usize>> {

@@ -36,9 +36,23 @@ impl Cuda {
 
     /// Abs sums per column (`col_abs_sums`) or per row (`row_abs_sums`), then their NaN-propagating max.
     fn max_abs_sum<T: Scalar>(&self, name: &str, a: &View<'_, Cuda, T>) -> Result<f64> {
+        Ok(self.per_line(name, a)?.into_iter().fold(0.0, nan_max))
+    }
+
+    /// [`Backend::abs_maxima`](crate::backend::Backend::abs_maxima).
+    pub(super) fn abs_maxima_of<T: Scalar>(&self, a: View<'_, Cuda, T>, rows: bool) -> Result<Vec<f64>> {
+        if a.rows() == 0 || a.cols() == 0 {
+            return Ok(vec![0.0; if rows { a.rows() } else { a.cols() }]);
+        }
+        self.per_line(if rows { "row_abs_max" } else { "col_abs_max" }, &a)
+    }
+
+    /// One value per column (`col_*` kernels) or per row (`row_*`), on the host.
+    fn per_line<T: Scalar>(&self, name: &str, a: &View<'_, Cuda, T>) -> Result<Vec<f64>> {
         let (rows, cols) = (a.rows(), a.cols());
-        let len = if name == "col_abs_sums" { cols } else { rows };
-        let cfg = if name == "col_abs_sums" {
+        let by_cols = name.starts_with("col_");
+        let len = if by_cols { cols } else { rows };
+        let cfg = if by_cols {
             LaunchConfig {
                 grid_dim: (cols.clamp(1, MAX_BLOCKS) as u32, 1, 1),
                 block_dim: (BLOCK as u32, 1, 1),
@@ -50,7 +64,7 @@ impl Cuda {
         let out = self.scratch::<f64>(len)?;
         let args = [ptr(a), n(a.block().ld), n(rows), n(cols), Arg::Ptr(self.slice_ptr(&out))];
         self.launch("reduce", &format!("{name}_{}", T::NAME), cfg, &args)?;
-        Ok(self.read(&out, len)?.into_iter().fold(0.0, nan_max))
+        self.read(&out, len)
     }
 
     /// [`Backend::norm`](crate::backend::Backend::norm).

@@ -37,7 +37,7 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         out.push((format!("factor {n}x{n}, nb {nb}, leaf {leaf}"), per_call(&mut || factor(n, params))?));
         out.push((format!("block column {n}x{nb} alone"), per_call(&mut || factor(nb, params))?));
         out.push((format!("block column {n}x{nb}, one leaf of {nb}"), {
-            let wide = LuParams { block_size: nb, leaf_size: nb };
+            let wide = LuParams { block_size: nb, leaf_size: nb, ..LuParams::default() };
             per_call(&mut || factor(nb, wide))?
         }));
         // Pivots of a real factorization, for the interchanges below.

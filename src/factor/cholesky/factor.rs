@@ -1,7 +1,7 @@
 //! The blocked factorization: the loop of [`crate::factor::symmetric`]
 //! with `potrf_panel` leaves and `syrk` updates, recorded for replay.
 
-use crate::backend::{Backend, Block, BufferMut, DeviceBuffer, Triangle, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Compute, DeviceBuffer, Triangle, ViewMut};
 use crate::factor::symmetric::{self, Leaves};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -19,11 +19,16 @@ pub struct CholeskyParams {
     /// Symmetric updates of order above twice this are split into block
     /// columns of this width: `syrk` on the diagonal tiles, `gemm` below.
     pub update_tile: usize,
+    /// The multiplications of the outer loop's trailing `gemm`s
+    /// ([`Backend::gemm_in`](crate::backend::Backend::gemm_in)): on the
+    /// tensor cores for a single-precision factor that preconditions a
+    /// refinement. The panels stay in the working precision.
+    pub update: Compute,
 }
 
 impl Default for CholeskyParams {
     fn default() -> Self {
-        CholeskyParams { block_size: 512, leaf_size: 64, update_tile: 1024 }
+        CholeskyParams { block_size: 512, leaf_size: 64, update_tile: 1024, update: Compute::Native }
     }
 }
 
@@ -45,7 +50,7 @@ impl CholeskyParams {
         // larger `gemm`s (38.7 against 41.1 ms at 16384, 8.11 against 8.21
         // at 8192; no change at 4096).
         let update_tile = if n <= 6144 { 1024 } else { 2048 };
-        CholeskyParams { block_size, leaf_size: 64, update_tile }
+        CholeskyParams { block_size, leaf_size: 64, update_tile, update: Compute::Native }
     }
 }
 

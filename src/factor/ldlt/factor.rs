@@ -173,6 +173,7 @@ pub fn factor_in_place_with<B: Backend, T: Scalar>(
             block_size: params.block_size,
             leaf_size: params.leaf_size,
             update_tile: params.update_tile,
+            ..CholeskyParams::default()
         };
         let work = unpivoted::Work {
             w: [BufferMut::new(&mut ws.l), BufferMut::new(&mut ws.w)],

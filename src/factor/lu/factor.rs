@@ -10,7 +10,7 @@
 //! [`Backend::getrf_leaf`] leaves, each of which applies its interchanges
 //! to the whole block column at once.
 
-use crate::backend::{Backend, Block, BufferMut, Diag, Op, Pivoting, Side, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, Compute, Diag, Op, Pivoting, Side, ViewMut};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
 
@@ -23,11 +23,16 @@ pub struct LuParams {
     /// Panels wider than this are factored recursively, so that
     /// `getrf_panel` only sees panels this narrow.
     pub leaf_size: usize,
+    /// The multiplications of the outer loop's trailing updates
+    /// ([`Backend::gemm_in`]): on the tensor cores in TF32, FP16 or BF16
+    /// for a single-precision factor that preconditions a refinement. The
+    /// panels stay in the working precision.
+    pub update: Compute,
 }
 
 impl Default for LuParams {
     fn default() -> Self {
-        LuParams { block_size: 256, leaf_size: 32 }
+        LuParams { block_size: 256, leaf_size: 32, update: Compute::Native }
     }
 }
 
@@ -43,7 +48,7 @@ impl LuParams {
         } else {
             512
         };
-        LuParams { block_size, leaf_size: 32 }
+        LuParams { block_size, leaf_size: 32, update: Compute::Native }
     }
 }
 
@@ -84,8 +89,9 @@ impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
 
     /// With the panel of columns `k..k+kb` factored (rows `k..m`) and its
     /// interchanges applied to columns `j..j+cols` (right of it), brings
-    /// them up to date: `U12 = L11⁻¹·A12` and `A22 −= L21·U12`.
-    fn update(&self, be: &B, k: usize, kb: usize, j: usize, cols: usize) -> Result<()> {
+    /// them up to date: `U12 = L11⁻¹·A12` and `A22 −= L21·U12`, the product
+    /// in `compute`.
+    fn update(&self, be: &B, k: usize, kb: usize, j: usize, cols: usize, compute: Compute) -> Result<()> {
         if cols == 0 {
             return Ok(());
         }
@@ -102,7 +108,8 @@ impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
         )?;
         let below = m - k - kb;
         if below > 0 {
-            be.gemm(
+            be.gemm_in(
+                compute,
                 -T::ONE,
                 self.a.view(self.at(k + kb, k, below, kb)?)?,
                 Op::NoTrans,
@@ -131,7 +138,7 @@ impl<B: Backend, T: Scalar> Work<'_, '_, '_, '_, B, T> {
         let n1 = n1.clamp(1, kb - 1);
         let n2 = kb - n1;
         self.panel(be, k, n1, bc, bcw)?;
-        self.update(be, k, n1, k + n1, n2)?;
+        self.update(be, k, n1, k + n1, n2, Compute::Native)?;
         self.panel(be, k + n1, n2, bc, bcw)
     }
 }
@@ -188,9 +195,9 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
         side.wait_for(be)?;
         be.wait_for(side)?;
         w.swap_rows(be, k, kb, k + kb, next)?;
-        w.update(be, k, kb, k + kb, next)?;
+        w.update(be, k, kb, k + kb, next, params.update)?;
         w.swap_rows(side, k, kb, k + kb + next, right - next)?;
-        w.update(side, k, kb, k + kb + next, right - next)?;
+        w.update(side, k, kb, k + kb + next, right - next, params.update)?;
         // The panel's interchanges on the columns to its left.
         w.swap_rows(side, k, kb, 0, k)?;
     }
