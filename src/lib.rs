@@ -18,6 +18,7 @@ pub mod scalar;
 pub mod solve;
 
 pub use api::{Cholesky, Device, Ldlt, LdltMethod, Lu, Matrix, Qr, Rref, Sym, Tri};
+pub use api::{FactorPrecision, MixedOptions, MixedTimings, Refined};
 pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};
 pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};
@@ -26,4 +27,5 @@ pub use error::{DeviceLibrary, Error, Result};
 pub use factor::ldlt::{BlockDiagonal, Inertia, LdltParams, SymTridiagonal};
 pub use factor::lu::Determinant;
 pub use scalar::{Elem, Scalar};
+pub use solve::refine::{RefineParams, Refinement};
 pub use solve::wls::{Precision, Stopping, WlsParams, WlsPath, WlsTimings};

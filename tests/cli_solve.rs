@@ -100,3 +100,47 @@ fn hilbert_8_is_answered_with_a_warning() {
     assert!(err.contains("method lu") && err.contains("with 2 right-hand sides"), "{err}");
     assert_eq!(err.lines().count(), 1, "a well-conditioned A has no warning: {err}");
 }
+
+#[test]
+fn mixed_precision_refines_to_fp64_and_reports_how() {
+    let dir = scratch("mixed");
+    // Hilbert 6: κ ≈ 1.5e7, which FP32 preconditions; x = (1, …, 1).
+    let (a, b) = hilbert(6);
+    let (a, b) = (write(&dir, "h.mtx", &a), write(&dir, "b.mtx", &b));
+    for extra in [&[][..], &["--factor-precision", "fp16x3"], &["--method", "lu", "--refinement", "classical"]] {
+        let mut args = vec!["solve", &a, &b, "--precision", "mixed"];
+        args.extend_from_slice(extra);
+        let o = gpumat(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("precision mixed (factor") || err.contains("(fallback)"), "{extra:?}: {err}");
+        let eta = number_after(&err, "backward error");
+        assert!(eta <= 6.0 * f64::EPSILON / 2.0, "{extra:?}: backward error {eta:e}");
+        // The forward error is what FP64 gives: κ·u ≈ 1e-9.
+        let x = entries(&stdout(&o));
+        assert!(x.iter().all(|v| (v - 1.0).abs() < 1e-7), "{extra:?}: {x:?}");
+    }
+    // Hilbert 12 (κ ≈ 1.7e16) is beyond FP32: the fallback is said, and
+    // FP64's verdict (singular to working precision) stands.
+    let (h12, b12) = hilbert(12);
+    let (h12, b12) = (write(&dir, "h12.mtx", &h12), write(&dir, "b12.mtx", &b12));
+    let o = gpumat(&["solve", &h12, &b12, "--precision", "mixed", "--method", "lu", "--allow-ill-conditioned"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("solved in f64") || err.contains("precision mixed"), "{err}");
+}
+
+#[test]
+fn mixed_precision_refuses_what_it_cannot_do() {
+    let dir = scratch("mixed-usage");
+    let (s, b) = (write(&dir, "s.mtx", SINGULAR), write(&dir, "b.mtx", B3));
+    for (args, what) in [
+        (&["solve", &s, &b, "--precision", "mixed", "--method", "ldlt"][..], "--method auto, cholesky or lu"),
+        (&["solve", &s, &b, "--precision", "mixed", "--storage", "rfp"], "--storage full"),
+        (&["solve", &s, &b, "--factor-precision", "fp16"], "--precision mixed only"),
+    ] {
+        assert_one_line_error(&gpumat(args), 64, what);
+    }
+    // Singular: the fallback's FP64 solve refuses it as `solve` does.
+    assert_one_line_error(&gpumat(&["solve", &s, &b, "--precision", "mixed"]), 2, "singular");
+}

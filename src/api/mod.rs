@@ -55,6 +55,10 @@ pub use solve::{Method, Solution, SolveOptions, check_rcond};
 pub use sym::{Sym, SymStorage, packed_layout};
 pub use tri::Tri;
 
+// FP64 answers from low-precision factorizations, refined.
+mod mixed;
+pub use mixed::{FactorPrecision, MixedOptions, MixedTimings, Refined};
+
 // Householder QR and least squares.
 mod lstsq;
 mod qr;

@@ -311,7 +311,7 @@ fn ldlt_of<T: Scalar>(a: &Matrix<T>, options: &SolveOptions, pivoted: bool, a_no
 /// `Auto`): `Auto` when `a` is exactly symmetric; `Cholesky` and `Ldlt`
 /// always, and `NotSymmetric` naming the first pair (1-based) when it is
 /// not.
-fn takes_symmetric<T: Scalar>(a: &Matrix<T>, method: Method) -> Result<bool> {
+pub(super) fn takes_symmetric<T: Scalar>(a: &Matrix<T>, method: Method) -> Result<bool> {
     match method {
         Method::Lu => Ok(false),
         Method::Auto => Ok(asymmetry(a)?.is_none()),

@@ -1,14 +1,15 @@
 //! `gpumat solve A.mtx B.mtx`: X with A·X = B, by the library's
-//! `Matrix::solve_with`; this file only parses, reads, writes and reports
-//! (on stderr: the summary line, the fallback of `--method auto` from
-//! Cholesky to pivoted LDLᵀ, warnings on the conditioning).
+//! `Matrix::solve_with` (`Matrix::solve_mixed` for `--precision mixed`);
+//! this file only parses, reads, writes and reports (on stderr: the summary
+//! line, the fallback of `--method auto` from Cholesky to pivoted LDLᵀ or
+//! of a mixed-precision solve to FP64, warnings on the conditioning).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::ValueEnum;
 use gpumat::io::MmWriteOptions;
-use gpumat::{Device, Error, LdltMethod, Matrix, Result, Scalar, Solution, SolveOptions, SymStorage};
+use gpumat::{Device, Error, LdltMethod, Matrix, MixedOptions, Result, Scalar, Solution, SolveOptions, SymStorage};
 
 use crate::exit::Failure;
 use crate::input::{read_host, write_host};
@@ -54,6 +55,41 @@ pub enum Precision {
     F32,
 }
 
+/// The precision of `solve`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SolvePrecision {
+    F64,
+    F32,
+    /// Factor in low precision (see --factor-precision), refine to FP64
+    /// accuracy; an FP64 solve when refinement fails, said on stderr.
+    Mixed,
+}
+
+/// The factorization of --precision mixed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FactorPrecision {
+    /// FP32 throughout.
+    F32,
+    /// FP32, trailing updates in TF32 on the tensor cores.
+    Tf32,
+    /// FP32, trailing updates in FP16 on the tensor cores.
+    Fp16,
+    /// FP32, trailing updates in bfloat16 on the tensor cores.
+    Bf16,
+    /// FP32, trailing updates as three FP16 products of split operands
+    /// (FP32's accuracy on the FP16 tensor cores).
+    Fp16x3,
+}
+
+/// The refinement of --precision mixed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Refinement {
+    /// GMRES preconditioned by the low-precision factor (GMRES-IR).
+    Gmres,
+    /// x += M⁻¹·r.
+    Classical,
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The matrix A (Matrix Market, general or symmetric).
@@ -71,8 +107,15 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Storage::Full)]
     storage: Storage,
     /// Precision of the factorization and solve.
-    #[arg(long, value_enum, default_value_t = Precision::F64)]
-    precision: Precision,
+    #[arg(long, value_enum, default_value_t = SolvePrecision::F64)]
+    precision: SolvePrecision,
+    /// Factorization of --precision mixed [default: fp16x3 on a GPU, f32 on
+    /// the CPU].
+    #[arg(long, value_enum)]
+    factor_precision: Option<FactorPrecision>,
+    /// Refinement of --precision mixed.
+    #[arg(long, value_enum, default_value_t = Refinement::Gmres)]
+    refinement: Refinement,
     /// Write X even when A is singular to working precision (condition
     /// estimate beyond 1/u), which is otherwise exit code 2.
     #[arg(long)]
@@ -105,6 +148,12 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
     if args.pivot.is_some() && args.method != Method::Ldlt {
         return Err(Failure::Usage("--pivot applies to --method ldlt only".into()));
     }
+    if args.precision == SolvePrecision::Mixed {
+        return mixed(dev, args);
+    }
+    if args.factor_precision.is_some() || args.refinement != Refinement::Gmres {
+        return Err(Failure::Usage("--factor-precision and --refinement apply to --precision mixed only".into()));
+    }
     let options = SolveOptions {
         method: match args.method {
             Method::Auto => gpumat::Method::Auto,
@@ -125,14 +174,15 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
     };
     let start = Instant::now();
     let (report, x, u) = match args.precision {
-        Precision::F64 => {
+        SolvePrecision::F64 => {
             let (s, x) = solve::<f64>(dev, args, &options)?;
             (Report::of(&s), x, f64::unit_roundoff())
         }
-        Precision::F32 => {
+        SolvePrecision::F32 => {
             let (s, x) = solve::<f32>(dev, args, &options)?;
             (Report::of(&s), x, f32::unit_roundoff())
         }
+        SolvePrecision::Mixed => unreachable!("solved by `mixed`"),
     };
     let elapsed = start.elapsed().as_secs_f64() * 1e3;
     let (n, k) = (report.order, report.rhs);
@@ -152,19 +202,101 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
         report.backward_error,
         report.forward_error_bound,
     );
-    // The solution is written, but a user must know it may be inaccurate.
-    if report.rcond < u {
+    warn_conditioning(report.rcond, u);
+    Ok(())
+}
+
+/// Warnings on stderr when `rcond` says that X may be inaccurate (it is
+/// written all the same).
+fn warn_conditioning(rcond: f64, u: f64) {
+    if rcond < u {
         eprintln!(
             "solve: warning: A is singular to working precision (1-norm condition estimate {:.2e}); X may have no \
              correct digits",
-            1.0 / report.rcond
+            1.0 / rcond
         );
-    } else if report.rcond < u.sqrt() {
+    } else if rcond < u.sqrt() {
         eprintln!(
             "solve: warning: A is ill-conditioned (1-norm condition estimate {:.2e}); X may have few correct digits",
-            1.0 / report.rcond
+            1.0 / rcond
         );
     }
+}
+
+/// `--precision mixed`: A and B in FP64, `Matrix::solve_mixed`.
+fn mixed(dev: &Device, args: &Args) -> crate::exit::Result<()> {
+    let method = match args.method {
+        Method::Auto => gpumat::Method::Auto,
+        Method::Cholesky => gpumat::Method::Cholesky,
+        Method::Lu => gpumat::Method::Lu,
+        Method::Ldlt => {
+            return Err(Failure::Usage(
+                "--precision mixed factors by --method auto, cholesky or lu; LDLᵀ runs in f64 or f32".into(),
+            ));
+        }
+    };
+    if args.storage != Storage::Full {
+        return Err(Failure::Usage("--precision mixed needs --storage full".into()));
+    }
+    let mut options = MixedOptions {
+        method,
+        factor: args.factor_precision.map(|p| match p {
+            FactorPrecision::F32 => gpumat::FactorPrecision::F32,
+            FactorPrecision::Tf32 => gpumat::FactorPrecision::Tf32,
+            FactorPrecision::Fp16 => gpumat::FactorPrecision::Fp16,
+            FactorPrecision::Bf16 => gpumat::FactorPrecision::Bf16,
+            FactorPrecision::Fp16x3 => gpumat::FactorPrecision::Fp16x3,
+        }),
+        allow_ill_conditioned: args.allow_ill_conditioned,
+        ..MixedOptions::default()
+    };
+    options.refine.kind = match args.refinement {
+        Refinement::Gmres => gpumat::Refinement::Gmres,
+        Refinement::Classical => gpumat::Refinement::Classical,
+    };
+    let start = Instant::now();
+    let (a, b) = (read_as::<f64>(dev, &args.a)?, read_as::<f64>(dev, &args.b)?);
+    let refined = a.solve_mixed(&b, &options)?;
+    let x = refined.x.to_host()?;
+    let elapsed = start.elapsed().as_secs_f64() * 1e3;
+    let (n, k) = (refined.x.rows(), refined.x.cols());
+    write_host(n, k, &x, &MmWriteOptions::default(), args.output.as_ref())?;
+    let method = match refined.method {
+        gpumat::Method::Cholesky => "cholesky",
+        gpumat::Method::Ldlt { .. } => "ldlt",
+        _ => "lu",
+    };
+    match &refined.fallback {
+        None => eprintln!(
+            "solve: method {method}, precision mixed (factor {}, refinement {}: {} step{}{}), {n}×{n} with {k} \
+             right-hand side{} on {} in {elapsed:.3} ms; condition estimate {:.2e}, backward error {:.2e}",
+            refined.factor.name(),
+            refined.refinement.name(),
+            refined.steps,
+            if refined.steps == 1 { "" } else { "s" },
+            if refined.refinement == gpumat::Refinement::Gmres {
+                format!(", {} GMRES iterations", refined.inner)
+            } else {
+                String::new()
+            },
+            if k == 1 { "" } else { "s" },
+            dev.short_name(),
+            1.0 / refined.rcond,
+            refined.backward_error,
+        ),
+        Some(why) => {
+            eprintln!("solve: the low-precision factor did not give X ({why}); solved in f64");
+            eprintln!(
+                "solve: method {method}, precision f64 (fallback), {n}×{n} with {k} right-hand side{} on {} in \
+                 {elapsed:.3} ms; condition estimate {:.2e}, backward error {:.2e}",
+                if k == 1 { "" } else { "s" },
+                dev.short_name(),
+                1.0 / refined.rcond,
+                refined.backward_error,
+            );
+        }
+    }
+    warn_conditioning(refined.rcond, f64::unit_roundoff());
     Ok(())
 }
 
