@@ -36,6 +36,8 @@ ALL="$ALL tridiagonal batch batch_dense split"
 ALL="$ALL nonblocking"
 # The shallow-water model (its CPU/GPU agreement and analytic checks).
 ALL="$ALL swe"
+# Mixed-precision solves: tensor-core factors refined by GMRES-IR.
+ALL="$ALL mixed"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin

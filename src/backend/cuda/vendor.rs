@@ -380,6 +380,56 @@ impl<T: Scalar> DenseQr<T> {
     }
 }
 
+impl DenseQr<f64> {
+    /// Overwrites `a`, factored by [`factor`](Self::factor), with the
+    /// explicit `m × n` `Q` (`dorgqr`): random orthogonal matrices for test
+    /// inputs.
+    pub fn explicit_q(&mut self, cuda: &Cuda, a: &mut CudaBuffer<f64>) -> Result<()> {
+        let (m, n) = (self.m, self.n);
+        let dim = |x: usize| i32::try_from(x.max(1)).map_err(|_| Error::dims("dorgqr", "beyond 32 bits"));
+        let (mi, ni, ld) = (dim(m)?, dim(n)?, dim(m)?);
+        let a = ViewMut::dense(a, m, n)?;
+        let stream = cuda.stream().clone();
+        let (tau, _) = self.tau.device_ptr(&stream);
+        let mut lwork = 0i32;
+        let h = self.solver.handle.cu();
+        // SAFETY: a workspace query on a dense block of a live buffer.
+        let s = unsafe {
+            sys::cusolverDnDorgqr_bufferSize(
+                h,
+                mi,
+                ni,
+                ni,
+                raw_mut(&a) as *const f64,
+                ld,
+                tau as *const f64,
+                &mut lwork,
+            )
+        };
+        succeeded("Dorgqr_bufferSize", s)?;
+        let mut work = stream.alloc_zeros::<f64>(lwork.max(1) as usize).map_err(driver("dorgqr workspace"))?;
+        let (w, _) = work.device_ptr_mut(&stream);
+        let (info, _) = self.solver.info.device_ptr_mut(&stream);
+        // SAFETY: as queried; tau from the factorization of this block.
+        let s = unsafe {
+            sys::cusolverDnDorgqr(
+                h,
+                mi,
+                ni,
+                ni,
+                raw_mut(&a) as *mut f64,
+                ld,
+                tau as *const f64,
+                w as *mut f64,
+                lwork.max(1),
+                info as *mut i32,
+            )
+        };
+        succeeded("Dorgqr", s)?;
+        stream.synchronize().map_err(driver("dorgqr"))
+    }
+}
+
 /// cuSOLVER's `dgetrf` (`sgetrf` for `f32`; partial pivoting), through its
 /// 64-bit API (`cusolverDnXgetrf`), with its workspaces, on the backend's
 /// stream: the baseline for gpumat's LU.
@@ -429,6 +479,35 @@ impl<T: Scalar> DenseLu<T> {
                 c.work_bytes,
                 c.host_work,
                 c.host_bytes,
+                c.info,
+            )
+        })
+    }
+
+    /// cuSOLVER's `dgetrs` (`cusolverDnXgetrs`): overwrites the dense
+    /// `n × nrhs` buffer `b` with `A⁻¹·B`, `a` holding the factor from
+    /// [`factor`](Self::factor).
+    pub fn solve(&mut self, cuda: &Cuda, a: &CudaBuffer<T>, b: &mut CudaBuffer<T>, nrhs: usize) -> Result<()> {
+        let (n, ty) = (self.n, data_type::<T>());
+        let a = View::dense(a, n, n)?;
+        let b = ViewMut::dense(b, n, nrhs)?;
+        let ld = n.max(1) as i64;
+        let (ipiv, _) = self.ipiv.device_ptr(cuda.stream());
+        // SAFETY: dense blocks of live buffers (checked above); n pivots.
+        self.solver.call(cuda, "Xgetrs", |c| unsafe {
+            sys::cusolverDnXgetrs(
+                c.handle,
+                c.params,
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                n as i64,
+                nrhs as i64,
+                ty,
+                void(raw(&a)),
+                ld,
+                ipiv as *const i64,
+                ty,
+                void(raw_mut(&b)),
+                ld,
                 c.info,
             )
         })
@@ -1288,5 +1367,177 @@ mod tests {
         assert!(sytrf_to_standard(2, &mut a, &[-2, -2], true).is_ok());
         assert!(sytrf_to_standard(2, &mut a, &[1], true).is_err());
         assert!(sytrf_to_standard(2, &mut a, &[], true).is_ok());
+    }
+}
+
+/// The factorization precision of cuSOLVER's mixed-precision `gesv`
+/// (`cusolverDn<DD|DS|DH|DB|DX>gesv`): LU in that precision, refined in
+/// FP64 (classical refinement, then GMRES, as cuSOLVER chooses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrsPrecision {
+    /// FP64 throughout (`DDgesv`).
+    F64,
+    /// FP32 (`DSgesv`).
+    F32,
+    /// FP16 (`DHgesv`).
+    F16,
+    /// bfloat16 (`DBgesv`).
+    Bf16,
+    /// TF32 (`DXgesv`).
+    Tf32,
+}
+
+impl IrsPrecision {
+    /// cuSOLVER's routine name.
+    pub fn routine(self) -> &'static str {
+        match self {
+            IrsPrecision::F64 => "DDgesv",
+            IrsPrecision::F32 => "DSgesv",
+            IrsPrecision::F16 => "DHgesv",
+            IrsPrecision::Bf16 => "DBgesv",
+            IrsPrecision::Tf32 => "DXgesv",
+        }
+    }
+}
+
+/// cuSOLVER's mixed-precision `gesv` for one `n × n` system and `nrhs`
+/// right-hand sides: the vendor's counterpart of `Matrix::solve_mixed`.
+pub struct IrsGesv {
+    handle: cudarc::cusolver::DnHandle,
+    precision: IrsPrecision,
+    n: usize,
+    nrhs: usize,
+    ipiv: CudaSlice<i32>,
+    work: CudaSlice<u8>,
+    info: CudaSlice<i32>,
+    iterations: i32,
+}
+
+/// Dispatches to `cusolverDn<XY>gesv` or its `_bufferSize`.
+macro_rules! irs_call {
+    ($p:expr, gesv, ($($arg:expr),* $(,)?)) => {
+        match $p {
+            IrsPrecision::F64 => sys::cusolverDnDDgesv($($arg),*),
+            IrsPrecision::F32 => sys::cusolverDnDSgesv($($arg),*),
+            IrsPrecision::F16 => sys::cusolverDnDHgesv($($arg),*),
+            IrsPrecision::Bf16 => sys::cusolverDnDBgesv($($arg),*),
+            IrsPrecision::Tf32 => sys::cusolverDnDXgesv($($arg),*),
+        }
+    };
+    ($p:expr, size, ($($arg:expr),* $(,)?)) => {
+        match $p {
+            IrsPrecision::F64 => sys::cusolverDnDDgesv_bufferSize($($arg),*),
+            IrsPrecision::F32 => sys::cusolverDnDSgesv_bufferSize($($arg),*),
+            IrsPrecision::F16 => sys::cusolverDnDHgesv_bufferSize($($arg),*),
+            IrsPrecision::Bf16 => sys::cusolverDnDBgesv_bufferSize($($arg),*),
+            IrsPrecision::Tf32 => sys::cusolverDnDXgesv_bufferSize($($arg),*),
+        }
+    };
+}
+
+impl IrsGesv {
+    /// Handle, pivots and workspace for order `n` and `nrhs` columns.
+    pub fn new(cuda: &Cuda, precision: IrsPrecision, n: usize, nrhs: usize) -> Result<Self> {
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::Device("cuSOLVER not found (libcusolver could not be loaded)".into()));
+        }
+        let handle = cudarc::cusolver::DnHandle::new(cuda.stream().clone())
+            .map_err(|e| Error::device_call(DeviceLibrary::Cusolver, "creating a handle", e.0))?;
+        let d = |x: usize| i32::try_from(x.max(1)).map_err(|_| Error::dims(precision.routine(), "n beyond 32 bits"));
+        let (ni, ri) = (d(n)?, d(nrhs)?);
+        let mut bytes = 0usize;
+        // SAFETY: a workspace query; no operand is read.
+        let s = unsafe {
+            irs_call!(
+                precision,
+                size,
+                (
+                    handle.cu(),
+                    ni,
+                    ri,
+                    std::ptr::null_mut(),
+                    ni,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    ni,
+                    std::ptr::null_mut(),
+                    ni,
+                    std::ptr::null_mut(),
+                    &mut bytes
+                )
+            )
+        };
+        succeeded(&format!("{}_bufferSize", precision.routine()), s)?;
+        let stream = cuda.stream();
+        let work = stream.alloc_zeros::<u8>(bytes.max(1)).map_err(driver("gesv workspace"))?;
+        let ipiv = stream.alloc_zeros::<i32>(n.max(1)).map_err(driver("allocating ipiv"))?;
+        let info = stream.alloc_zeros::<i32>(1).map_err(driver("allocating devInfo"))?;
+        Ok(IrsGesv { handle, precision, n, nrhs, ipiv, work, info, iterations: 0 })
+    }
+
+    /// Bytes of device workspace cuSOLVER asked for.
+    pub fn workspace_bytes(&self) -> usize {
+        self.work.len()
+    }
+
+    /// `X` with `A·X = B`; `a` is overwritten (by the factor), `b` is kept.
+    pub fn solve(
+        &mut self,
+        cuda: &Cuda,
+        a: &mut CudaBuffer<f64>,
+        b: &mut CudaBuffer<f64>,
+        x: &mut CudaBuffer<f64>,
+    ) -> Result<()> {
+        let (n, nrhs) = (self.n, self.nrhs);
+        let (a, b, x) = (ViewMut::dense(a, n, n)?, ViewMut::dense(b, n, nrhs)?, ViewMut::dense(x, n, nrhs)?);
+        let s = cuda.stream();
+        let bytes = self.work.len();
+        let (work, _) = self.work.device_ptr_mut(s);
+        let (ipiv, _) = self.ipiv.device_ptr_mut(s);
+        let (info, _) = self.info.device_ptr_mut(s);
+        let ld = n.max(1) as i32;
+        let mut iterations = 0i32;
+        // SAFETY: dense blocks of live buffers (checked above); workspace as queried.
+        let status = unsafe {
+            irs_call!(
+                self.precision,
+                gesv,
+                (
+                    self.handle.cu(),
+                    n as i32,
+                    nrhs as i32,
+                    raw_mut(&a) as *mut f64,
+                    ld,
+                    ipiv as *mut i32,
+                    raw_mut(&b) as *mut f64,
+                    ld,
+                    raw_mut(&x) as *mut f64,
+                    ld,
+                    work as *mut c_void,
+                    bytes,
+                    &mut iterations,
+                    info as *mut i32
+                )
+            )
+        };
+        succeeded(self.precision.routine(), status)?;
+        self.iterations = iterations;
+        Ok(())
+    }
+
+    /// The refinement iterations of the last solve: negative when cuSOLVER
+    /// fell back to the FP64 factorization (its `iter` output; waits).
+    pub fn iterations(&self, cuda: &Cuda) -> Result<i32> {
+        cuda.stream().synchronize().map_err(driver("gesv"))?;
+        Ok(self.iterations)
+    }
+
+    /// `devInfo` after the last call (waits for it).
+    pub fn info(&self, cuda: &Cuda) -> Result<i32> {
+        let mut host = [0i32];
+        cuda.stream().memcpy_dtoh(&self.info, &mut host).map_err(driver("reading devInfo"))?;
+        cuda.stream().synchronize().map_err(driver("reading devInfo"))?;
+        Ok(host[0])
     }
 }

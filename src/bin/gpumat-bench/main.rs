@@ -17,6 +17,7 @@ mod ldlt;
 mod ldlt_capacity;
 mod lu;
 mod lu_trace;
+mod mixed;
 mod primitives;
 mod qr;
 mod split;
@@ -90,6 +91,11 @@ enum Suite {
     /// `--sizes 1024,4096,8192`): cells·steps/s on the GPU, the CPU and
     /// split, and the fraction of the memory bandwidth reached.
     Swe,
+    /// FP64-accurate solves from low-precision LU and Cholesky (FP16, split
+    /// FP16, TF32 updates; GMRES-IR) against cuSOLVER dgetrf + dgetrs and
+    /// dpotrf + dpotrs, with cuSOLVER's mixed-precision gesv beside them:
+    /// time, backward errors, iterations, the time split.
+    Mixed,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -142,6 +148,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Split => split::run(settings.reps)?,
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::Swe => swe::run(cuda, &settings)?,
+        Suite::Mixed => mixed::run(cuda, &settings)?,
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
             let orders = if orders.is_empty() { batched_dense::ORDERS.to_vec() } else { orders };

@@ -5,8 +5,9 @@
 use std::ops::Range;
 
 use gpumat::Result;
-use gpumat::backend::cuda::{Cuda, CudaBuffer};
+use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Block, Op, View, ViewMut};
+use gpumat::layout::Uplo;
 use gpumat::solve::wls_problem;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
@@ -38,6 +39,38 @@ pub fn symmetric_indefinite(cuda: &Cuda, n: usize, state: u64) -> Result<CudaBuf
     let mut a = cuda.alloc::<f64>(n * n)?;
     let gv = View::dense(&g, n, n)?;
     cuda.geam(1.0, gv, Op::NoTrans, 1.0, gv, Op::Trans, ViewMut::dense(&mut a, n, n)?)?;
+    Ok(a)
+}
+
+/// `U·diag(σ)·Vᵀ` of order `n` with `σᵢ = cond^(−i/(n−1))`, geometric from
+/// 1 to `1/cond` (Higham's `randsvd`, mode 3, the hardest spread for a
+/// low-precision preconditioner), `U` and `V` the orthogonal factors of
+/// random matrices (cuSOLVER `dgeqrf`, `dorgqr`); `V = U`, and symmetric to
+/// the last bit, when `spd`.
+pub fn conditioned(cuda: &Cuda, n: usize, cond: f64, spd: bool, seed: u64) -> Result<CudaBuffer<f64>> {
+    let orthogonal = |seed| -> Result<CudaBuffer<f64>> {
+        let mut q = random(cuda, n * n, seed)?;
+        let mut qr = vendor::DenseQr::<f64>::new(cuda, n, n)?;
+        qr.factor(cuda, &mut q)?;
+        qr.explicit_q(cuda, &mut q)?;
+        Ok(q)
+    };
+    let mut us = orthogonal(seed)?;
+    let v = if spd {
+        let mut copy = cuda.alloc::<f64>(n * n)?;
+        cuda.copy(View::dense(&us, n, n)?, ViewMut::dense(&mut copy, n, n)?)?;
+        copy
+    } else {
+        orthogonal(seed ^ 0x9e37)?
+    };
+    let sigma: Vec<f64> = (0..n).map(|i| cond.powf(-(i as f64) / (n.max(2) - 1) as f64)).collect();
+    cuda.scale_cols(ViewMut::dense(&mut us, n, n)?, View::dense(&cuda.upload(&sigma)?, n, 1)?)?;
+    let mut a = cuda.alloc::<f64>(n * n)?;
+    let (uv, vv) = (View::dense(&us, n, n)?, View::dense(&v, n, n)?);
+    cuda.gemm(1.0, uv, Op::NoTrans, vv, Op::Trans, 0.0, ViewMut::dense(&mut a, n, n)?)?;
+    if spd {
+        cuda.symmetrize(Uplo::Lower, ViewMut::dense(&mut a, n, n)?)?;
+    }
     Ok(a)
 }
 

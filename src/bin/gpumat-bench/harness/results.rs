@@ -52,11 +52,17 @@ const NOTES: &[&str] = &[
     "cpu_cells_steps_per_s",
     "split_cells_steps_per_s",
     "fused_fraction_of_copy",
+    "condition",
+    "steps",
+    "gmres_iterations",
+    "factor_ms",
+    "refine_ms",
+    "fallback_ms",
 ];
 
 /// The words of a record shown in the table's notes, when it has them: why
 /// a size was skipped, which backward error the row reports.
-const WORD_NOTES: &[&str] = &["skipped", "backward_error_kind"];
+const WORD_NOTES: &[&str] = &["skipped", "backward_error_kind", "factor_precision", "answer_from"];
 
 /// `base` with the fields of `extra` added (an `extra` field of the same
 /// name replaces the base's).

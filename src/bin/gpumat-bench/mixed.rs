@@ -1,0 +1,247 @@
+//! `--suite mixed`: FP64-accurate solves from low-precision factorizations
+//! (`Matrix::solve_mixed`) side by side with cuSOLVER's FP64 `dgetrf` +
+//! `dgetrs` and `dpotrf` + `dpotrs`, on `randsvd` matrices of condition
+//! 1e2 and 1e6 (singular values spread geometrically), with cuSOLVER's own
+//! mixed-precision `gesv` (DH, DS, DX, DB) and gpumat's FP64 LU beside
+//! them. Every row prints the normwise backward error
+//! `‖b − A·x‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞)` of its answer, measured here; ours
+//! also its refinement steps, GMRES iterations, fallback and the time
+//! split, and the factorization's TFLOP/s against the measured FP16
+//! tensor-core rate.
+
+use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
+use gpumat::backend::{Backend, Compute, Norm, Op, View, ViewMut};
+use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, Refined, Result};
+use serde_json::{Value, json};
+
+use crate::harness::Settings;
+use crate::harness::inputs::{conditioned, random};
+use crate::harness::results::record;
+use crate::harness::timing::interleaved;
+
+/// The conditions measured: inside what FP16 preconditions, and at the top
+/// of the range the target names.
+const CONDITIONS: [f64; 2] = [1e2, 1e6];
+
+/// `‖b − A·x‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞)`, on the device.
+fn backward_error(cuda: &Cuda, n: usize, a: &CudaBuffer<f64>, b: &CudaBuffer<f64>, x: &CudaBuffer<f64>) -> Result<f64> {
+    let mut r = cuda.alloc::<f64>(n)?;
+    let (av, bv, xv) = (View::dense(a, n, n)?, View::dense(b, n, 1)?, View::dense(x, n, 1)?);
+    cuda.copy(bv, ViewMut::dense(&mut r, n, 1)?)?;
+    cuda.gemm(-1.0, av, Op::NoTrans, xv, Op::NoTrans, 1.0, ViewMut::dense(&mut r, n, 1)?)?;
+    let r = cuda.norm(Norm::Max, View::dense(&r, n, 1)?)?;
+    Ok(r / (cuda.norm(Norm::Inf, av)? * cuda.norm(Norm::Max, xv)? + cuda.norm(Norm::Max, bv)?))
+}
+
+/// TFLOP/s of `C += A·Bᵀ` at `n × n × k` in `compute` (f32 operands) and of
+/// FP64 `dgemm`: the rates the factorizations are measured against.
+fn gemm_rates(cuda: &Cuda, reps: usize) -> Result<(f64, f64, f64)> {
+    let (n, k) = (8192, 1024);
+    let a32: Vec<f32> = crate::harness::inputs::uniform(n * k, 3, -1.0..1.0).into_iter().map(|v| v as f32).collect();
+    let a32 = cuda.upload(&a32)?;
+    let (mut c32, mut d32) = (cuda.alloc::<f32>(n * n)?, cuda.alloc::<f32>(n * n)?);
+    let a64 = random(cuda, n * k, 3)?;
+    let mut c64 = cuda.alloc::<f64>(n * n)?;
+    let t = interleaved(
+        cuda,
+        reps,
+        &mut [
+            &mut || {
+                let a = View::dense(&a32, n, k)?;
+                cuda.gemm_in(Compute::Fp16, 1.0f32, a, Op::NoTrans, a, Op::Trans, 1.0, ViewMut::dense(&mut c32, n, n)?)
+            },
+            &mut || {
+                let a = View::dense(&a32, n, k)?;
+                cuda.gemm_in(
+                    Compute::Fp16x3,
+                    1.0f32,
+                    a,
+                    Op::NoTrans,
+                    a,
+                    Op::Trans,
+                    1.0,
+                    ViewMut::dense(&mut d32, n, n)?,
+                )
+            },
+            &mut || {
+                let a = View::dense(&a64, n, k)?;
+                cuda.gemm(1.0, a, Op::NoTrans, a, Op::Trans, 1.0, ViewMut::dense(&mut c64, n, n)?)
+            },
+        ],
+    )?;
+    let flops = 2.0 * (n * n * k) as f64;
+    Ok((flops / (t[0] * 1e9), flops / (t[1] * 1e9), flops / (t[2] * 1e9)))
+}
+
+/// A matrix of the API on `dev` holding a copy of the device buffer.
+fn matrix(dev: &Device, cuda: &Cuda, buf: &CudaBuffer<f64>, rows: usize, cols: usize) -> Result<Matrix<f64>> {
+    let mut host = vec![0.0; rows * cols];
+    cuda.download(buf, &mut host)?;
+    dev.from_col_major(rows, cols, &host)
+}
+
+/// The answer of `solve_mixed` into a device buffer of `n` entries.
+fn answer(cuda: &Cuda, refined: &Refined, n: usize) -> Result<CudaBuffer<f64>> {
+    cuda.upload(&refined.x.to_host()?[..n])
+}
+
+pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
+    let dev = Device::cuda()?;
+    let (fp16_rate, fp16x3_rate, fp64_rate) = gemm_rates(cuda, settings.reps)?;
+    let mut rows = vec![];
+    for &n in &settings.sizes {
+        for cond in CONDITIONS {
+            for spd in [false, true] {
+                rows.extend(measure(cuda, &dev, settings, n, cond, spd, (fp16_rate, fp16x3_rate, fp64_rate))?);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// One matrix: the vendor's FP64 pipeline, ours in each factor precision,
+/// and the other solvers beside them.
+fn measure(
+    cuda: &Cuda,
+    dev: &Device,
+    settings: &Settings,
+    n: usize,
+    cond: f64,
+    spd: bool,
+    (fp16_rate, fp16x3_rate, fp64_rate): (f64, f64, f64),
+) -> Result<Vec<Value>> {
+    let a = conditioned(cuda, n, cond, spd, 25 + n as u64)?;
+    let x_true = random(cuda, n, 26)?;
+    let mut b = cuda.alloc::<f64>(n)?;
+    cuda.gemm(
+        1.0,
+        View::dense(&a, n, n)?,
+        Op::NoTrans,
+        View::dense(&x_true, n, 1)?,
+        Op::NoTrans,
+        0.0,
+        ViewMut::dense(&mut b, n, 1)?,
+    )?;
+    let (am, bm) = (matrix(dev, cuda, &a, n, n)?, matrix(dev, cuda, &b, n, 1)?);
+    let mut work = cuda.alloc::<f64>(n * n)?;
+    let mut xv = cuda.alloc::<f64>(n)?;
+    let nn = n as f64;
+    let (op, flops, vendor_routine) = if spd {
+        ("posv_mixed", nn * nn * nn / 3.0, "dpotrf+dpotrs")
+    } else {
+        ("gesv_mixed", 2.0 * nn * nn * nn / 3.0, "dgetrf+dgetrs")
+    };
+
+    // The vendor's FP64 pipeline.
+    let mut lu = vendor::DenseLu::<f64>::new(cuda, n)?;
+    let mut chol = vendor::DenseCholesky::<f64>::new(cuda, n)?;
+    let mut vendor_run = || -> Result<()> {
+        cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
+        cuda.copy(View::dense(&b, n, 1)?, ViewMut::dense(&mut xv, n, 1)?)?;
+        if spd {
+            chol.factor(cuda, &mut work)?;
+            chol.solve(cuda, &work, &mut xv, 1)
+        } else {
+            lu.factor(cuda, &mut work)?;
+            lu.solve(cuda, &work, &mut xv, 1)
+        }
+    };
+    let precisions = [FactorPrecision::Fp16, FactorPrecision::Fp16x3, FactorPrecision::Tf32];
+    let method = if spd { Method::Cholesky } else { Method::Lu };
+    let mut last: Vec<Option<Refined>> = precisions.iter().map(|_| None).collect();
+    let mut times = {
+        let mut ours: Vec<Box<dyn FnMut() -> Result<()>>> = vec![];
+        for (p, slot) in precisions.iter().zip(last.iter_mut()) {
+            let (am, bm) = (&am, &bm);
+            // As the vendor's pipelines, no condition estimate.
+            let options = MixedOptions { method, factor: Some(*p), estimate_condition: false, ..Default::default() };
+            ours.push(Box::new(move || {
+                *slot = Some(am.solve_mixed(bm, &options)?);
+                Ok(())
+            }));
+        }
+        let mut runs: Vec<&mut dyn FnMut() -> Result<()>> = vec![&mut vendor_run];
+        for f in ours.iter_mut() {
+            runs.push(f.as_mut());
+        }
+        interleaved(cuda, settings.reps, &mut runs)?
+    };
+    let t_vendor = times.remove(0);
+    let vendor_status = if spd { chol.info(cuda)? } else { lu.info(cuda)? };
+    if vendor_status != 0 {
+        return Err(Error::Device(format!("n = {n}: cuSOLVER {vendor_routine} failed (info {vendor_status})")));
+    }
+    let e_vendor = backward_error(cuda, n, &a, &b, &xv)?;
+
+    // Beside them: cuSOLVER's mixed-precision gesv and gpumat's FP64 LU
+    // (general matrices only: cuSOLVER has no mixed-precision posv).
+    let mut beside = json!({});
+    if !spd {
+        use vendor::IrsPrecision as P;
+        for p in [P::F16, P::F32, P::Tf32, P::Bf16] {
+            let mut irs = match vendor::IrsGesv::new(cuda, p, n, 1) {
+                Ok(s) => s,
+                Err(e) => {
+                    beside[p.routine()] = json!({"error": e.to_string()});
+                    continue;
+                }
+            };
+            let mut xi = cuda.alloc::<f64>(n)?;
+            let mut bcopy = cuda.alloc::<f64>(n)?;
+            let t = interleaved(
+                cuda,
+                settings.reps,
+                &mut [&mut || {
+                    cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
+                    cuda.copy(View::dense(&b, n, 1)?, ViewMut::dense(&mut bcopy, n, 1)?)?;
+                    irs.solve(cuda, &mut work, &mut bcopy, &mut xi)
+                }],
+            )?[0];
+            let (iters, info) = (irs.iterations(cuda)?, irs.info(cuda)?);
+            let e = backward_error(cuda, n, &a, &b, &xi)?;
+            beside[p.routine()] = json!({"ms": t, "iterations": iters, "info": info, "backward_error": e});
+        }
+        let t = interleaved(cuda, settings.reps, &mut [&mut || am.lu()?.solve(&bm).map(|_| ())])?[0];
+        let x = cuda.upload(&am.lu()?.solve(&bm)?.to_host()?)?;
+        beside["gpumat_fp64_lu"] = json!({"ms": t, "backward_error": backward_error(cuda, n, &a, &b, &x)?});
+    }
+
+    let mut rows = vec![];
+    for ((p, t), refined) in precisions.iter().zip(times).zip(last) {
+        let refined = refined.ok_or_else(|| Error::Device("no timed run".into()))?;
+        let x = answer(cuda, &refined, n)?;
+        let e_ours = backward_error(cuda, n, &a, &b, &x)?;
+        let factor_ms = refined.timings.factor.as_secs_f64() * 1e3;
+        let rate = match p {
+            FactorPrecision::Fp16x3 => fp16x3_rate,
+            _ => fp16_rate,
+        };
+        rows.push(record(
+            op,
+            n,
+            t,
+            t_vendor,
+            Some(flops),
+            json!({
+                "condition": cond,
+                "factor_precision": p.name(),
+                "vendor_routine": vendor_routine,
+                "gpumat_backward_error": e_ours, "vendor_backward_error": e_vendor,
+                "method": format!("{:?}", refined.method),
+                "answer_from": refined.factor.name(),
+                "fallback": refined.fallback,
+                "refinement": refined.refinement.name(),
+                "steps": refined.steps, "gmres_iterations": refined.inner,
+                "factor_ms": factor_ms,
+                "refine_ms": refined.timings.refine.as_secs_f64() * 1e3,
+                "fallback_ms": refined.timings.fallback.as_secs_f64() * 1e3,
+                "factor_tflops": flops / (factor_ms * 1e9),
+                "tensor_rate_tflops": rate,
+                "fraction_of_tensor_rate": flops / (factor_ms * 1e9) / rate,
+                "dgemm_tflops": fp64_rate,
+                "beside": beside.clone(),
+            }),
+        ));
+    }
+    Ok(rows)
+}
