@@ -23,6 +23,9 @@ pub struct WlsSolution {
     /// Refinement steps after `x₀` (on the FP64 path, those with the FP64
     /// factor; on the QR path, those of `lstsq`).
     pub iterations: usize,
+    /// GMRES iterations over those steps (0 for classical refinement, the
+    /// FP64 path and QR).
+    pub gmres_iterations: usize,
     /// `‖c − G·x‖∞ / (‖G‖∞·‖x‖∞)` for `G = A·D²·Aᵀ`, `c = A·D²·b`, with the
     /// residual `A·D²·(b − Aᵀx)` in double-double: the normwise backward
     /// error of `x` for the normal equations.
@@ -107,7 +110,7 @@ pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, param
     let mut timings = WlsTimings::default();
     #[allow(clippy::large_enum_variant)] // one short-lived value
     enum Normal {
-        Solved { x: Matrix<f64>, first: Matrix<f64>, s: (usize, f64, f64, WlsPath) },
+        Solved { x: Matrix<f64>, first: Matrix<f64>, s: (usize, usize, f64, f64, WlsPath) },
         NeedsQr { reason: String, condition: f64, g_norm: f64 },
     }
     let normal = with_backend!(dev, be => {
@@ -116,14 +119,23 @@ pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, param
             NormalOutcome::Solved(s) => Normal::Solved {
                 x: Matrix::from_storage(dev.clone(), m, 1, be.wrap(s.x)),
                 first: Matrix::from_storage(dev.clone(), m, 1, be.wrap(s.first)),
-                s: (s.iterations, s.relative_residual, s.condition, s.path),
+                s: (s.iterations, s.gmres_iterations, s.relative_residual, s.condition, s.path),
             },
             NormalOutcome::NeedsQr { reason, condition, g_norm } => Normal::NeedsQr { reason, condition, g_norm },
         }
     });
     match normal {
-        Normal::Solved { x, first, s: (iterations, relative_residual, condition, path) } => {
-            Ok(WlsSolution { x, first_solve: Some(first), iterations, relative_residual, condition, path, timings })
+        Normal::Solved { x, first, s: (iterations, gmres_iterations, relative_residual, condition, path) } => {
+            Ok(WlsSolution {
+                x,
+                first_solve: Some(first),
+                iterations,
+                gmres_iterations,
+                relative_residual,
+                condition,
+                path,
+                timings,
+            })
         }
         Normal::NeedsQr { reason, condition, g_norm } => {
             let start = Instant::now();
@@ -138,6 +150,7 @@ pub fn wls_with(a: &Matrix<f64>, b: &Matrix<f64>, d: Option<&Matrix<f64>>, param
                 x: qr.x,
                 first_solve: None,
                 iterations: qr.iterations,
+                gmres_iterations: 0,
                 relative_residual,
                 condition,
                 path: WlsPath::StableQr { reason },

@@ -94,7 +94,7 @@ pub fn refine<B: Backend>(
     a: View<'_, B, f64>,
     b: View<'_, B, f64>,
     mut x: ViewMut<'_, B, f64>,
-    precondition: &mut dyn FnMut(ViewMut<'_, B, f64>) -> Result<()>,
+    precondition: &mut Preconditioner<'_, B>,
     params: &RefineParams,
 ) -> Result<Steps> {
     let n = a.rows();
@@ -158,7 +158,9 @@ pub fn refine<B: Backend>(
                 be.axpy(1.0, View::dense(&r, n, 1)?, x.rb_mut())?;
             }
             Some(g) => {
-                report.inner += g.solve(be, a, &mut r, x.rb_mut(), precondition, params.inner_tolerance)?;
+                let mut apply =
+                    |v: View<'_, B, f64>, w: ViewMut<'_, B, f64>| be.gemm(1.0, a, Op::NoTrans, v, Op::NoTrans, 0.0, w);
+                report.inner += g.solve(be, &mut apply, &mut r, x.rb_mut(), precondition, params.inner_tolerance)?;
             }
         }
     }
@@ -170,10 +172,16 @@ pub fn refine<B: Backend>(
     Ok(report)
 }
 
+/// A product `w := A·v` of `n`-vectors.
+pub type Operator<'o, B> = dyn FnMut(View<'_, B, f64>, ViewMut<'_, B, f64>) -> Result<()> + 'o;
+
+/// A preconditioner `v := M⁻¹·v` of an `n`-vector.
+pub type Preconditioner<'o, B> = dyn FnMut(ViewMut<'_, B, f64>) -> Result<()> + 'o;
+
 /// GMRES on `M⁻¹A·d = M⁻¹r` with left preconditioning, its Krylov basis
 /// orthogonalized by classical Gram–Schmidt twice (Giraud et al. 2005):
 /// two products with the basis per iteration instead of one per vector.
-struct Gmres<B: Backend> {
+pub struct Gmres<B: Backend> {
     /// The orthonormal basis, `n × (m + 1)`.
     v: B::Buffer<f64>,
     /// A column of `H`'s coefficients, `m + 1` entries, and a second for
@@ -184,19 +192,22 @@ struct Gmres<B: Backend> {
 }
 
 impl<B: Backend> Gmres<B> {
-    fn new(be: &B, n: usize, m: usize) -> Result<Self> {
+    /// For `n`-vectors, at most `m` iterations a solve.
+    pub fn new(be: &B, n: usize, m: usize) -> Result<Self> {
         Ok(Gmres { v: be.alloc(n * (m + 1))?, h: [be.alloc(m + 1)?, be.alloc(m + 1)?], n, m })
     }
 
-    /// `x += d` for `d` from GMRES with the initial guess 0; `r` is the
-    /// residual and is overwritten. Returns the iterations taken.
-    fn solve(
+    /// `x += d` for `d` from GMRES on `A·d = r` with the initial guess 0,
+    /// `A` applied by `apply`; `r` is overwritten. Stops when the
+    /// preconditioned residual has shrunk by `tolerance`. Returns the
+    /// iterations taken.
+    pub fn solve(
         &mut self,
         be: &B,
-        a: View<'_, B, f64>,
+        apply: &mut Operator<'_, B>,
         r: &mut B::Buffer<f64>,
         x: ViewMut<'_, B, f64>,
-        precondition: &mut dyn FnMut(ViewMut<'_, B, f64>) -> Result<()>,
+        precondition: &mut Preconditioner<'_, B>,
         tolerance: f64,
     ) -> Result<usize> {
         let (n, m) = (self.n, self.m);
@@ -222,7 +233,7 @@ impl<B: Backend> Gmres<B> {
             // w = M⁻¹·A·v_k, in column k + 1 of the basis.
             {
                 let (prior, w) = split_columns::<B>(&mut self.v, n, m, k)?;
-                be.gemm(1.0, a, Op::NoTrans, prior.sub(0, k, n, 1)?, Op::NoTrans, 0.0, w)?;
+                apply(prior.sub(0, k, n, 1)?, w)?;
             }
             precondition(ViewMut::dense(&mut self.v, n, m + 1)?.sub_mut(0, k + 1, n, 1)?)?;
             // Two passes of h = Vᵀw, w −= V·h over the first k + 1 vectors.

@@ -12,7 +12,10 @@
 //! that factor, and each step computes the residual `r = A·D²·(b − Aᵀx)`
 //! (which is `c − G·x`) from `A` itself with every sum in double-double
 //! ([`Backend::weighted_residual`]), solves for the correction with the
-//! low-precision factor and adds it. The residual never goes through a
+//! low-precision factor — classically, `d = G̃⁻¹r`, or by GMRES on
+//! `G·d = r` preconditioned by it (GMRES-IR, Carson and Higham 2018; the
+//! default), which keeps converging where `κ(G)·u₃₂` nears or passes 1 —
+//! and adds it. The residual never goes through a
 //! rounded `G`, so the iteration converges to the solution of the data, not
 //! of an FP64 `G`: its forward error is about `u₆₄`, not the `κ(G)·u₆₄` of
 //! an FP64 Cholesky solve, and `G` is never needed in FP64 (half the memory
@@ -29,10 +32,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, Block, BufferMut, Norm, View, ViewMut};
+use crate::backend::{Backend, Block, BufferMut, DeviceBuffer, Norm, View, ViewMut};
 use crate::factor::cholesky::{self, CholeskyParams};
 use crate::factor::condition;
 use crate::layout::Uplo;
+use crate::solve::refine::{Gmres, RefineParams, Refinement};
 use crate::{Error, Result, Scalar};
 
 /// The precision `G` is factored in. TF32 and BF16 (tensor cores, with the
@@ -79,6 +83,10 @@ pub struct WlsParams {
     /// several times the cost.
     pub max_condition: f64,
     pub cholesky: Option<CholeskyParams>,
+    /// How a low-precision factor's corrections are computed: GMRES, each
+    /// of its products `G·v = A·D²·Aᵀ·v` formed from `A` in double-double,
+    /// or classically. An FP64 factor corrects classically.
+    pub refinement: Refinement,
 }
 
 impl Default for WlsParams {
@@ -89,6 +97,7 @@ impl Default for WlsParams {
             max_iterations: 50,
             max_condition: 1e9,
             cholesky: None,
+            refinement: Refinement::Gmres,
         }
     }
 }
@@ -190,6 +199,8 @@ pub struct Solved<B: Backend> {
     pub first: B::Buffer<f64>,
     /// Corrections applied after `x₀`.
     pub iterations: usize,
+    /// GMRES iterations over those corrections (0 when classical).
+    pub gmres_iterations: usize,
     /// `‖A·D²·(b − Aᵀx)‖∞ / (‖G‖∞·‖x‖∞)` of the returned `x`.
     pub relative_residual: f64,
     /// Estimated `κ₁(G)`.
@@ -412,6 +423,19 @@ fn refine<B: Backend, T: Scalar>(
     // Norms of the corrections so far, x₀ counting as the first.
     let mut steps = vec![max(&x)?];
     let mut history: Vec<f64> = Vec::new();
+    let mut gmres_iterations = 0;
+    // GMRES for a low-precision factor: its basis, the factor widened to
+    // FP64 (GMRES needs M⁻¹ to be one fixed operator, which FP32 solves are
+    // not once κ(G)·u₃₂ nears 1), the zero observations of G·v, d and −v.
+    let mut gmres = if params.refinement == Refinement::Gmres && T::NAME != "f64" {
+        let mut wide = be.alloc::<f64>(m * m)?;
+        be.cast(View::dense(l, m, m)?, ViewMut::dense(&mut wide, m, m)?)?;
+        let n = problem.d.block().vector_len().unwrap_or(0);
+        let g = Gmres::new(be, m, RefineParams::default().max_inner)?;
+        Some((g, wide, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?))
+    } else {
+        None
+    };
     let tolerance = (m as f64).sqrt() * f64::unit_roundoff() * 2.0;
     for iteration in 0..=params.max_iterations {
         problem.residual(be, &x, &mut r)?;
@@ -451,6 +475,7 @@ fn refine<B: Backend, T: Scalar>(
                 x,
                 first,
                 iterations: iteration,
+                gmres_iterations,
                 relative_residual: relative,
                 condition: 0.0,
                 path: WlsPath::Refined,
@@ -472,8 +497,11 @@ fn refine<B: Backend, T: Scalar>(
         // At the rate of the last two corrections, would the forward test
         // hold within the iteration limit? If not, the FP64 factor is
         // cheaper than waiting (and a slow contraction stopped early would
-        // leave an FP64 solve's error, not u).
+        // leave an FP64 solve's error, not u). GMRES's first correction
+        // only removes x₀'s error: its rate shows from the second on.
+        let judged = if gmres.is_some() { 3 } else { 2 };
         if let [.., a, b] = steps[..]
+            && steps.len() >= judged
             && matches!(params.stopping, Stopping::Backward)
         {
             let rate = b / a;
@@ -490,7 +518,39 @@ fn refine<B: Backend, T: Scalar>(
         if iteration == params.max_iterations {
             break;
         }
-        correct(be, l, m, &mut r)?;
+        match &mut gmres {
+            None => correct(be, l, m, &mut r)?,
+            Some((g, wide, zeros, d, minus_v)) => {
+                // d from GMRES on G·d = r, then d into r as the classical
+                // step leaves it.
+                be.fill(ViewMut::dense(d, m, 1)?, 0.0)?;
+                let n = zeros.len();
+                let mut apply = |v: View<'_, B, f64>, w: ViewMut<'_, B, f64>| {
+                    // G·v = A·D²·(0 − Aᵀ·(−v)), in double-double.
+                    be.copy(v, ViewMut::dense(minus_v, m, 1)?)?;
+                    be.scale(-1.0, ViewMut::dense(minus_v, m, 1)?)?;
+                    be.weighted_residual(
+                        problem.a,
+                        problem.d,
+                        View::dense(zeros, n, 1)?,
+                        View::dense(minus_v, m, 1)?,
+                        w,
+                    )
+                };
+                let mut precondition =
+                    |v: ViewMut<'_, B, f64>| cholesky::solve_in_place(be, Uplo::Lower, View::dense(wide, m, m)?, v);
+                let inner = RefineParams::default();
+                gmres_iterations += g.solve(
+                    be,
+                    &mut apply,
+                    &mut r,
+                    ViewMut::dense(d, m, 1)?,
+                    &mut precondition,
+                    inner.inner_tolerance,
+                )?;
+                be.copy(View::dense(d, m, 1)?, ViewMut::dense(&mut r, m, 1)?)?;
+            }
+        }
         steps.push(max(&r)?);
         be.axpy(1.0, View::dense(&r, m, 1)?, ViewMut::dense(&mut x, m, 1)?)?;
     }

@@ -78,12 +78,13 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         "mixed: the whole solve, cond overlapping refine (+ fallback); fp64: the same with G and its Cholesky in FP64"
     )?;
     outln!(
-        "{:>6} {:>9} {:>10} {:>10} {:>5} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
+        "{:>6} {:>9} {:>10} {:>10} {:>5} {:>5} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
         "m",
         "kappa1",
         "err_x0",
         "err_ref",
         "iter",
+        "gmres",
         "path",
         "gram",
         "factor32",
@@ -113,9 +114,10 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         let t = ours.timings;
         let (total, fp64_total) = (t.total, reference.timings.total);
         outln!(
-            "{m:>6} {:>9.2e} {err_first:>10.2e} {err:>10.2e} {:>5} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>7.2}",
+            "{m:>6} {:>9.2e} {err_first:>10.2e} {err:>10.2e} {:>5} {:>5} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>7.2}",
             ours.condition,
             ours.iterations,
+            ours.gmres_iterations,
             ours.path.name(),
             ms(t.gram),
             ms(t.factor),
