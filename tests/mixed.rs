@@ -332,3 +332,16 @@ fn tensor_core_products_round_their_operands() {
         }
     }
 }
+
+#[test]
+fn auto_refinement_stays_classical_while_it_converges_fast() {
+    // κ = 1e2 with an FP32 factor: each classical step gains far more than
+    // two digits, so GMRES never starts.
+    let o = options(Method::Lu, FactorPrecision::F32, Refinement::Auto);
+    let r = check(200, 1e2, false, &o);
+    assert_eq!((r.inner, r.fallback.as_deref()), (0, None), "{} steps", r.steps);
+    // κ = 1e7: the first classical step gains less than two digits, and
+    // GMRES takes over.
+    let r = check(200, 1e7, false, &o);
+    assert!(r.inner > 0 && r.fallback.is_none(), "{} steps, {} GMRES, {:?}", r.steps, r.inner, r.fallback);
+}

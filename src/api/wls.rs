@@ -51,7 +51,7 @@ pub struct WlsSolution {
 /// the last place (Jung and O'Leary's Algorithm 1). If the `f32` factorization
 /// breaks down or refinement stalls, `G` is formed in FP64 and its Cholesky
 /// factor is refined the same way; if `G`'s condition
-/// estimate exceeds `1e9`, the normal equations are abandoned for QR of the
+/// estimate exceeds `1e10`, the normal equations are abandoned for QR of the
 /// weighted design ([`lstsq`](crate::lstsq)). [`WlsSolution::path`] says which,
 /// and why. Waits for the result.
 ///

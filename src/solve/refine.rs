@@ -27,17 +27,29 @@ use crate::{Result, Scalar};
 /// How the correction of each step is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Refinement {
+    /// Classical steps while each correction is at most [`SWITCH_RATE`] of
+    /// the one before, GMRES from the first step that shrinks less: as
+    /// cheap as classical refinement where that converges fast (one
+    /// application of `M⁻¹` a step), as robust as GMRES-IR where it would
+    /// not.
+    #[default]
+    Auto,
     /// `d = M⁻¹·r`.
     Classical,
     /// `d` from GMRES on `M⁻¹A·d = M⁻¹r`.
-    #[default]
     Gmres,
 }
 
+/// The contraction of classical refinement (the ratio of successive
+/// corrections) above which [`Refinement::Auto`] turns to GMRES: 1/100,
+/// two digits a step.
+pub const SWITCH_RATE: f64 = 0.01;
+
 impl Refinement {
-    /// `classical` or `gmres`.
+    /// `auto`, `classical` or `gmres`.
     pub fn name(self) -> &'static str {
         match self {
+            Refinement::Auto => "auto",
             Refinement::Classical => "classical",
             Refinement::Gmres => "gmres",
         }
@@ -60,7 +72,7 @@ pub struct RefineParams {
 
 impl Default for RefineParams {
     fn default() -> Self {
-        RefineParams { kind: Refinement::Gmres, max_steps: 10, max_inner: 50, inner_tolerance: 1e-6 }
+        RefineParams { kind: Refinement::Auto, max_steps: 10, max_inner: 50, inner_tolerance: 1e-6 }
     }
 }
 
@@ -70,7 +82,7 @@ pub struct Steps {
     /// Refinement steps taken (residuals after the first solve's).
     pub steps: usize,
     /// GMRES iterations over all steps (each an application of `A` and of
-    /// `M⁻¹`); 0 for classical refinement.
+    /// `M⁻¹`); 0 when every step was classical.
     pub inner: usize,
     /// `η` after the first solve and after each step.
     pub history: Vec<f64>,
@@ -109,8 +121,11 @@ pub fn refine<B: Backend>(
     let floor = (n as f64).max(1.0) * u;
     let mut gmres = match params.kind {
         Refinement::Gmres => Some(Gmres::new(be, n, params.max_inner.max(1))?),
-        Refinement::Classical => None,
+        Refinement::Classical | Refinement::Auto => None,
     };
+    // The last correction, x₀ counting as the first.
+    let mut last_correction = be.norm(Norm::Max, x.rb())?;
+    let mut switched = false;
     let mut best_eta = f64::INFINITY;
     for step in 0..=params.max_steps {
         // r = b − A·x.
@@ -134,9 +149,13 @@ pub fn refine<B: Backend>(
         if eta <= target {
             return Ok(report);
         }
+        // A step that turned to GMRES is judged by the next one, not by its
+        // own slow classical correction.
+        let judged = !std::mem::take(&mut switched);
         let h = &report.history;
         if let [.., before, last] = h[..]
             && last > 0.5 * before
+            && judged
         {
             if best_eta <= floor {
                 break;
@@ -156,6 +175,14 @@ pub fn refine<B: Backend>(
             None => {
                 precondition(ViewMut::dense(&mut r, n, 1)?)?;
                 be.axpy(1.0, View::dense(&r, n, 1)?, x.rb_mut())?;
+                if params.kind == Refinement::Auto {
+                    let d = be.norm(Norm::Max, View::dense(&r, n, 1)?)?;
+                    if d > SWITCH_RATE * last_correction {
+                        gmres = Some(Gmres::new(be, n, params.max_inner.max(1))?);
+                        switched = true;
+                    }
+                    last_correction = d;
+                }
             }
             Some(g) => {
                 let mut apply =

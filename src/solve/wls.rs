@@ -36,7 +36,7 @@ use crate::backend::{Backend, Block, BufferMut, DeviceBuffer, Norm, View, ViewMu
 use crate::factor::cholesky::{self, CholeskyParams};
 use crate::factor::condition;
 use crate::layout::Uplo;
-use crate::solve::refine::{Gmres, RefineParams, Refinement};
+use crate::solve::refine::{Gmres, RefineParams, Refinement, SWITCH_RATE};
 use crate::{Error, Result, Scalar};
 
 /// The precision `G` is factored in. TF32 and BF16 (tensor cores, with the
@@ -74,18 +74,19 @@ pub struct WlsParams {
     pub max_iterations: usize,
     /// Estimated `κ₁(G)` above which the normal equations are not trusted
     /// and the stable QR route is taken. Refinement with exact residuals
-    /// usually ends within a few `u₆₄` of the solution, but what it
-    /// guarantees when it ends at the iteration limit on the backward test
-    /// alone is an FP64 solve's `κ(G)·u₆₄`: `1e9` keeps that near `1e−7`
-    /// (7 digits), and
-    /// keeps Jung and O'Leary's Table 2 family on the normal equations up to
-    /// `m = 2048` (`κ ≈ 5e8`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at
+    /// usually ends within a few `u₆₄` of the solution (its forward test),
+    /// but what it guarantees when it ends at the iteration limit on the
+    /// backward test alone is an FP64 solve's `κ(G)·u₆₄`: `1e10` keeps that
+    /// near `1e−6` (6 digits), and keeps Jung and O'Leary's Table 2 family,
+    /// on which GMRES-IR converges, on the normal equations through
+    /// `m = 2048` (`κ ≈ 1e9`). QR of `D·Aᵀ` loses only `κ(DAᵀ) = √κ(G)`, at
     /// several times the cost.
     pub max_condition: f64,
     pub cholesky: Option<CholeskyParams>,
-    /// How a low-precision factor's corrections are computed: GMRES, each
-    /// of its products `G·v = A·D²·Aᵀ·v` formed from `A` in double-double,
-    /// or classically. An FP64 factor corrects classically.
+    /// How a low-precision factor's corrections are computed: classically
+    /// while they shrink fast, then by GMRES (`Auto`), or always one way;
+    /// GMRES forms its products `G·v = A·D²·Aᵀ·v` from `A` in
+    /// double-double. An FP64 factor corrects classically.
     pub refinement: Refinement,
 }
 
@@ -95,9 +96,9 @@ impl Default for WlsParams {
             precision: Precision::F32,
             stopping: Stopping::Backward,
             max_iterations: 50,
-            max_condition: 1e9,
+            max_condition: 1e10,
             cholesky: None,
-            refinement: Refinement::Gmres,
+            refinement: Refinement::Auto,
         }
     }
 }
@@ -424,17 +425,23 @@ fn refine<B: Backend, T: Scalar>(
     let mut steps = vec![max(&x)?];
     let mut history: Vec<f64> = Vec::new();
     let mut gmres_iterations = 0;
-    // GMRES for a low-precision factor: its basis, the factor widened to
-    // FP64 (GMRES needs M⁻¹ to be one fixed operator, which FP32 solves are
-    // not once κ(G)·u₃₂ nears 1), the zero observations of G·v, d and −v.
-    let mut gmres = if params.refinement == Refinement::Gmres && T::NAME != "f64" {
+    // GMRES for a low-precision factor, from the start or from the first
+    // classical step that contracts slowly: its basis, the factor widened
+    // to FP64 (GMRES needs M⁻¹ to be one fixed operator, which FP32 solves
+    // are not once κ(G)·u₃₂ nears 1), the zero observations of G·v, d and
+    // −v; and the index in `steps` of its first correction.
+    let may_gmres = params.refinement != Refinement::Classical && T::NAME != "f64";
+    let start_gmres = || -> Result<_> {
         let mut wide = be.alloc::<f64>(m * m)?;
         be.cast(View::dense(l, m, m)?, ViewMut::dense(&mut wide, m, m)?)?;
         let n = problem.d.block().vector_len().unwrap_or(0);
         let g = Gmres::new(be, m, RefineParams::default().max_inner)?;
-        Some((g, wide, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?))
+        Ok((g, wide, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?))
+    };
+    let (mut gmres, mut gmres_from) = if may_gmres && params.refinement == Refinement::Gmres {
+        (Some(start_gmres()?), Some(1))
     } else {
-        None
+        (None, None)
     };
     let tolerance = (m as f64).sqrt() * f64::unit_roundoff() * 2.0;
     for iteration in 0..=params.max_iterations {
@@ -498,8 +505,9 @@ fn refine<B: Backend, T: Scalar>(
         // hold within the iteration limit? If not, the FP64 factor is
         // cheaper than waiting (and a slow contraction stopped early would
         // leave an FP64 solve's error, not u). GMRES's first correction
-        // only removes x₀'s error: its rate shows from the second on.
-        let judged = if gmres.is_some() { 3 } else { 2 };
+        // only removes the error left by the step before: its rate shows
+        // from the second on.
+        let judged = gmres_from.map_or(2, |k| k + 2);
         if let [.., a, b] = steps[..]
             && steps.len() >= judged
             && matches!(params.stopping, Stopping::Backward)
@@ -519,7 +527,14 @@ fn refine<B: Backend, T: Scalar>(
             break;
         }
         match &mut gmres {
-            None => correct(be, l, m, &mut r)?,
+            None => {
+                correct(be, l, m, &mut r)?;
+                let d = max(&r)?;
+                if may_gmres && steps.last().is_some_and(|&before| d > SWITCH_RATE * before) {
+                    gmres = Some(start_gmres()?);
+                    gmres_from = Some(steps.len() + 1);
+                }
+            }
             Some((g, wide, zeros, d, minus_v)) => {
                 // d from GMRES on G·d = r, then d into r as the classical
                 // step leaves it.

@@ -84,6 +84,8 @@ pub enum FactorPrecision {
 /// The refinement of --precision mixed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Refinement {
+    /// Classical steps while they gain two digits each, then GMRES.
+    Auto,
     /// GMRES preconditioned by the low-precision factor (GMRES-IR).
     Gmres,
     /// x += M⁻¹·r.
@@ -114,7 +116,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     factor_precision: Option<FactorPrecision>,
     /// Refinement of --precision mixed.
-    #[arg(long, value_enum, default_value_t = Refinement::Gmres)]
+    #[arg(long, value_enum, default_value_t = Refinement::Auto)]
     refinement: Refinement,
     /// Write X even when A is singular to working precision (condition
     /// estimate beyond 1/u), which is otherwise exit code 2.
@@ -151,7 +153,7 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
     if args.precision == SolvePrecision::Mixed {
         return mixed(dev, args);
     }
-    if args.factor_precision.is_some() || args.refinement != Refinement::Gmres {
+    if args.factor_precision.is_some() || args.refinement != Refinement::Auto {
         return Err(Failure::Usage("--factor-precision and --refinement apply to --precision mixed only".into()));
     }
     let options = SolveOptions {
@@ -251,6 +253,7 @@ fn mixed(dev: &Device, args: &Args) -> crate::exit::Result<()> {
         ..MixedOptions::default()
     };
     options.refine.kind = match args.refinement {
+        Refinement::Auto => gpumat::Refinement::Auto,
         Refinement::Gmres => gpumat::Refinement::Gmres,
         Refinement::Classical => gpumat::Refinement::Classical,
     };
@@ -274,11 +277,7 @@ fn mixed(dev: &Device, args: &Args) -> crate::exit::Result<()> {
             refined.refinement.name(),
             refined.steps,
             if refined.steps == 1 { "" } else { "s" },
-            if refined.refinement == gpumat::Refinement::Gmres {
-                format!(", {} GMRES iterations", refined.inner)
-            } else {
-                String::new()
-            },
+            if refined.inner > 0 { format!(", {} GMRES iterations", refined.inner) } else { String::new() },
             if k == 1 { "" } else { "s" },
             dev.short_name(),
             1.0 / refined.rcond,
