@@ -153,6 +153,16 @@ pub fn general<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>) -> Resul
 /// positive definite, gets `sᵢ ≈ 1/√(max_j |aᵢⱼ|)` instead, so that its
 /// entries are at most about 1 too. Exact symmetry is kept.
 pub fn symmetric<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>) -> Result<Scaling> {
+    let diag = diagonal(be, &a)?;
+    let source = if diag.iter().all(|&d| d > 0.0) { diag } else { be.abs_maxima(a.rb(), true)? };
+    let s: Vec<i32> = source.into_iter().map(|m| scaling_exponent::<T>(m, true)).collect();
+    scale_rows(be, &s, a.rb_mut())?;
+    scale_cols(be, a, &s)?;
+    Ok(Scaling { rows: s.clone(), cols: s })
+}
+
+/// The diagonal of the square `a`, on the host.
+fn diagonal<B: Backend, T: Scalar>(be: &B, a: &ViewMut<'_, B, T>) -> Result<Vec<f64>> {
     let n = a.rows();
     let mut diag = vec![T::ZERO; n.max(1)];
     if n > 0 {
@@ -162,12 +172,7 @@ pub fn symmetric<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>) -> Res
         be.copy(View::new(buf, on_diagonal)?, ViewMut::dense(&mut d, 1, n)?)?;
         be.download(&d, &mut diag)?;
     }
-    let diag: Vec<f64> = diag.into_iter().take(n).map(Scalar::to_f64).collect();
-    let source = if diag.iter().all(|&d| d > 0.0) { diag } else { be.abs_maxima(a.rb(), true)? };
-    let s: Vec<i32> = source.into_iter().map(|m| scaling_exponent::<T>(m, true)).collect();
-    scale_rows(be, &s, a.rb_mut())?;
-    scale_cols(be, a, &s)?;
-    Ok(Scaling { rows: s.clone(), cols: s })
+    Ok(diag.into_iter().take(n).map(Scalar::to_f64).collect())
 }
 
 /// [`symmetric`] or [`general`] only where `a` needs it, as LAPACK's
@@ -184,15 +189,7 @@ pub fn when_needed<B: Backend, T: Scalar>(be: &B, mut a: ViewMut<'_, B, T>, symm
         v.is_empty() || (lo >= 0.1 * hi && hi.is_finite())
     };
     let largest = if symmetric {
-        let mut diag = vec![T::ZERO; n.max(1)];
-        if n > 0 {
-            let mut d = be.alloc::<T>(n)?;
-            let (buf, block) = (a.buffer(), a.block());
-            let on_diagonal = Block { offset: block.offset, rows: 1, cols: n, ld: block.ld + 1 };
-            be.copy(View::new(buf, on_diagonal)?, ViewMut::dense(&mut d, 1, n)?)?;
-            be.download(&d, &mut diag)?;
-        }
-        let diag: Vec<f64> = diag.into_iter().take(n).map(Scalar::to_f64).collect();
+        let diag = diagonal(be, &a)?;
         // Positive definite matrices have their largest entries on the diagonal.
         if !(diag.iter().all(|&d| d > 0.0) && balanced(&diag)) {
             return self::symmetric(be, a);
