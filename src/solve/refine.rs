@@ -91,16 +91,16 @@ pub struct Steps {
 }
 
 impl Steps {
-    /// The last backward error, NaN before any.
+    /// The backward error of the iterate kept (the best), NaN before any.
     pub fn backward_error(&self) -> f64 {
-        self.history.last().copied().unwrap_or(f64::NAN)
+        self.history.iter().copied().reduce(f64::min).unwrap_or(f64::NAN)
     }
 }
 
 /// `x` with `A·x = b` to FP64 accuracy (`A` `n × n`, `b` and `x` `n × 1`),
 /// from `precondition`, which overwrites an `n`-vector `v` with `M⁻¹·v`.
-/// `x` starts as `M⁻¹·b`. The inner `Err` of the outcome says why
-/// refinement failed; `x` is then the best iterate.
+/// `x` starts as `M⁻¹·b` and ends as the iterate of smallest backward
+/// error; [`Steps::failure`] says why refinement failed, when it did.
 pub fn refine<B: Backend>(
     be: &B,
     a: View<'_, B, f64>,
@@ -193,9 +193,6 @@ pub fn refine<B: Backend>(
     }
     // The best iterate, which the caller keeps when it cannot fall back.
     be.copy(View::dense(&best, n, 1)?, x)?;
-    if report.failure.is_none() {
-        report.history.push(best_eta);
-    }
     Ok(report)
 }
 
