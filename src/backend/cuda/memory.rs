@@ -12,9 +12,54 @@ use crate::backend::Backend;
 use crate::{Elem, Error, Result};
 
 impl Cuda {
-    /// `(free, total)` device memory in bytes.
+    /// `(free, total)` device memory in bytes: what the driver has free and
+    /// what the stream-ordered pool holds for reuse.
     pub fn memory(&self) -> Result<(usize, usize)> {
+        use cudarc::driver::sys::CUmemPool_attribute as Attr;
+        let (free, total) = self.driver_memory()?;
+        let cached = self
+            .pool_attribute(Attr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?
+            .saturating_sub(self.pool_attribute(Attr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?);
+        Ok((free + cached as usize, total))
+    }
+
+    /// `(free, total)` as the driver counts them, the pool's reserve as used.
+    fn driver_memory(&self) -> Result<(usize, usize)> {
         self.ctx.mem_get_info().map_err(driver("reading device memory"))
+    }
+
+    /// The device's stream-ordered memory pool, which buffers come from.
+    fn pool(&self) -> Result<cudarc::driver::sys::CUmemoryPool> {
+        // SAFETY: the context's own device.
+        unsafe { cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device()) }
+            .map_err(driver("memory pool"))
+    }
+
+    fn pool_attribute(&self, attr: cudarc::driver::sys::CUmemPool_attribute) -> Result<u64> {
+        let mut v = 0u64;
+        // SAFETY: the attributes read here are u64.
+        unsafe { cudarc::driver::result::mem_pool::get_attribute(self.pool()?, attr, (&mut v as *mut u64).cast()) }
+            .map_err(driver("reading the memory pool"))?;
+        Ok(v)
+    }
+
+    /// Keeps freed memory mapped in the pool across synchronizations: by
+    /// default the pool gives it back to the driver at every one, and
+    /// mapping gigabytes again costs milliseconds each call of a solve that
+    /// allocates its copies. [`buffer`](Self::buffer) hands the reserve back
+    /// when the driver refuses a request.
+    pub(super) fn keep_pool(&self) -> Result<()> {
+        use cudarc::driver::sys::CUmemPool_attribute as Attr;
+        let mut keep = u64::MAX;
+        // SAFETY: the release threshold is a u64.
+        unsafe {
+            cudarc::driver::result::mem_pool::set_attribute(
+                self.pool()?,
+                Attr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep as *mut u64).cast(),
+            )
+        }
+        .map_err(driver("keeping the memory pool's reserve"))
     }
 
     /// Runs `f` and returns, with its result, the most device memory it had
@@ -23,29 +68,23 @@ impl Cuda {
     /// taken outside the pool and still held after `f` (libraries'
     /// workspaces). For benchmarks: other work on the device must be idle.
     pub fn peak_memory<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, usize)> {
-        use cudarc::driver::result::{device, mem_pool};
+        use cudarc::driver::result::mem_pool;
         use cudarc::driver::sys::CUmemPool_attribute as Attr;
         self.synchronize()?;
-        // SAFETY: the context's own device; each attribute is a u64.
-        let pool = unsafe { device::get_default_mem_pool(self.ctx.cu_device()) }.map_err(driver("memory pool"))?;
-        let get = |attr: Attr| -> Result<u64> {
-            let mut v = 0u64;
-            unsafe { mem_pool::get_attribute(pool, attr, (&mut v as *mut u64).cast()) }
-                .map_err(driver("reading the memory pool"))?;
-            Ok(v)
-        };
+        let pool = self.pool()?;
+        let get = |attr: Attr| self.pool_attribute(attr);
         let mut zero = 0u64;
         // Setting the high-water mark to 0 resets it to what is in use now.
         unsafe { mem_pool::set_attribute(pool, Attr::CU_MEMPOOL_ATTR_USED_MEM_HIGH, (&mut zero as *mut u64).cast()) }
             .map_err(driver("resetting the memory pool's high-water mark"))?;
         let (used0, reserved0) =
             (get(Attr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?, get(Attr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?);
-        let free0 = self.memory()?.0;
+        let free0 = self.driver_memory()?.0;
         let out = f()?;
         self.synchronize()?;
         let high = get(Attr::CU_MEMPOOL_ATTR_USED_MEM_HIGH)?;
         let reserved1 = get(Attr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
-        let free1 = self.memory()?.0;
+        let free1 = self.driver_memory()?.0;
         let outside = (free0 as i64 - free1 as i64) - (reserved1 as i64 - reserved0 as i64);
         Ok((out, (high - used0) as usize + outside.max(0) as usize))
     }
@@ -65,10 +104,24 @@ impl Cuda {
         // that the request was refused although it was smaller.
         let oom = || Error::OutOfDeviceMemory { requested: bytes, free: self.memory().map_or(free, |m| m.0) };
         // SAFETY: an uninitialized buffer is written by the caller before any read.
-        let mem = if zeroed {
-            self.stream.alloc_zeros::<u8>(bytes.max(1))
-        } else {
-            unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+        let allocate = || {
+            if zeroed {
+                self.stream.alloc_zeros::<u8>(bytes.max(1))
+            } else {
+                unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+            }
+        };
+        let mem = match allocate() {
+            // The pool's reserve may be mapped in pieces too small: give it
+            // back to the driver once all queued frees are done, and retry.
+            Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => {
+                self.synchronize()?;
+                // SAFETY: the device's own pool; buffers in use stay mapped.
+                unsafe { cudarc::driver::result::mem_pool::trim_to(self.pool()?, 0) }
+                    .map_err(driver("trimming the memory pool"))?;
+                allocate()
+            }
+            other => other,
         };
         let mem = mem.map_err(|e| match e {
             DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => oom(),

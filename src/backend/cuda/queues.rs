@@ -58,7 +58,7 @@ impl Cuda {
             free as f64 / (1u64 << 30) as f64,
             total as f64 / (1u64 << 30) as f64
         );
-        Ok(Cuda {
+        let cuda = Cuda {
             ctx,
             stream,
             blas,
@@ -75,7 +75,9 @@ impl Cuda {
             record_graphs: AtomicBool::new(tuning.graphs),
             recordings: Mutex::default(),
             capturing: AtomicBool::new(false),
-        })
+        };
+        cuda.keep_pool()?;
+        Ok(cuda)
     }
 
     /// Another stream and cuBLAS handle on the same context, sharing the
