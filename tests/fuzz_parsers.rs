@@ -20,7 +20,7 @@ use std::cell::Cell;
 use std::io::Cursor;
 use std::path::Path;
 
-use gpumat::io::{read_csv_from, read_matrix_market_from};
+use gpumat::io::{MpsFormat, read_csv_from, read_matrix_market_from, read_mps_from};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -388,4 +388,46 @@ fn quoted_line_breaks_stay_on_one_line() {
     let text = "%%MatrixMarket matrix array real general\n1 1\n1\r2\n";
     let e = read_matrix_market_from(Cursor::new(text), Path::new("q.mtx")).expect_err(text).to_string();
     assert!(!e.contains(['\n', '\r']), "{e:?}");
+}
+
+fn read_lp(input: &[u8]) -> Result<(), TestCaseError> {
+    for format in [MpsFormat::Free, MpsFormat::Fixed] {
+        let (outcome, held) = peak(|| {
+            read_mps_from(Cursor::new(input), Path::new("fuzz.mps"), format).map(|lp| {
+                let (m, n) = (lp.rows.len(), lp.columns.len());
+                assert!(lp.entries.iter().all(|&(i, j, v)| i < m && j < n && v.is_finite()));
+                assert!([lp.c.len(), lp.lower.len(), lp.upper.len(), lp.integer.len()].iter().all(|&l| l == n));
+                assert!(lp.lower.iter().zip(&lp.upper).all(|(l, u)| l <= u));
+            })
+        });
+        check(outcome, held, input.len())?;
+    }
+    Ok(())
+}
+
+const MPS: [&str; 2] = [
+    include_str!("data/lp/afiro.mps"),
+    "NAME X\nOBJSENSE\n    MAX\nROWS\n N  C\n L  A\n E  B\nCOLUMNS\n    M  'MARKER'  'INTORG'\n    X  C  1  A  2\n    M  'MARKER'  'INTEND'\n    Y  B  -1\nRHS\n    R  A  4  C  1\nRANGES\n    R  B  -2\nBOUNDS\n UP B  X  -1\n FR B  Y\nENDATA\n",
+];
+
+proptest! {
+    #![proptest_config(Config { cases: cases(), failure_persistence: None, ..Config::default() })]
+
+    #[test]
+    fn mps_arbitrary_bytes(
+        bytes in prop::collection::vec(
+            prop_oneof![prop::sample::select(b"NROWSCLUMEGBDAXP 0123456789.-\n'*".to_vec()), any::<u8>()],
+            0..400,
+        ),
+        header in any::<bool>(),
+    ) {
+        let mut input = if header { b"NAME F\nROWS\n N  OBJ\n".to_vec() } else { Vec::new() };
+        input.extend_from_slice(&bytes);
+        read_lp(&input)?;
+    }
+
+    #[test]
+    fn mps_mutated_files(which in 0..MPS.len(), edits in edits()) {
+        read_lp(&apply(MPS[which], &edits))?;
+    }
 }
