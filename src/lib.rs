@@ -14,6 +14,7 @@ pub mod error;
 pub mod factor;
 pub mod io;
 pub mod layout;
+pub mod optim;
 pub mod scalar;
 pub mod solve;
 

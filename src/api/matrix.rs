@@ -146,6 +146,20 @@ impl<T: Scalar> Matrix<T> {
         }))
     }
 
+    /// `selfᵀ · b`, checked now, without forming the transpose.
+    pub fn tr_matmul(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        self.check_with(b)?;
+        if self.rows != b.rows {
+            return Err(Error::dims(
+                "tr_matmul",
+                format!("Aᵀ is {}×{} but B is {}×{}", self.cols, self.rows, b.rows, b.cols),
+            ));
+        }
+        with_backend!(self.device, be => self.new_with(be, self.cols, b.cols, |c| {
+            be.gemm(T::ONE, self.view()?, Op::Trans, b.view()?, Op::NoTrans, T::ZERO, c)
+        }))
+    }
+
     /// `α·self + β·b`, checked now.
     pub fn add_scaled(&self, alpha: T, beta: T, b: &Matrix<T>) -> Result<Matrix<T>> {
         self.check_with(b)?;

@@ -136,6 +136,11 @@ impl<T: Scalar> Sym<T> {
         Ok(a)
     }
 
+    /// A copy in the other precision (`f64` ↔ `f32`), in the same storage.
+    pub fn cast(&self) -> Result<Sym<T::Other>> {
+        Ok(Sym { n: self.n, data: self.data.cast()?, storage: self.storage })
+    }
+
     /// The stored array as it lies on the device: `n × n` for full storage,
     /// the RFP array as one column for packed storage.
     pub fn stored(&self) -> &Matrix<T> {

@@ -15,6 +15,7 @@ mod gram;
 mod harness;
 mod ldlt;
 mod ldlt_capacity;
+mod lp;
 mod lu;
 mod lu_trace;
 mod mixed;
@@ -31,6 +32,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use gpumat::api::device::AnyBackend;
+use gpumat::backend::Backend;
 use gpumat::{Device, Error, Result};
 
 use harness::Settings;
@@ -96,6 +98,9 @@ enum Suite {
     /// dpotrf + dpotrs, with cuSOLVER's mixed-precision gesv beside them:
     /// time, backward errors, iterations, the time split.
     Mixed,
+    /// Dense random LPs against HiGHS; sizes are rows (columns are 4×);
+    /// runs on the CPU too.
+    Lp,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -115,10 +120,29 @@ struct Cli {
     /// Folder for the JSON and markdown results.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
+    /// `--suite lp`: HiGHS runs on problems of at most this many rows.
+    #[arg(long, default_value_t = 1024)]
+    highs_max_rows: usize,
+    /// `--suite lp`: HiGHS's threads (0: its default).
+    #[arg(long, default_value_t = 0)]
+    highs_threads: usize,
+    /// `--suite lp`: seconds each HiGHS solver may take.
+    #[arg(long, default_value_t = 600.0)]
+    highs_time_limit: f64,
 }
 
 fn run(cli: &Cli) -> Result<()> {
     let dev = Device::auto()?;
+    if cli.suite == Suite::Lp {
+        let highs =
+            lp::Highs { max_rows: cli.highs_max_rows, threads: cli.highs_threads, time_limit: cli.highs_time_limit };
+        let rows = lp::run(&dev, &cli.sizes, cli.reps, &highs)?;
+        let (description, name) = match dev.backend() {
+            AnyBackend::Cuda(cuda) => (cuda.name(), cuda.gpu_name().to_string()),
+            AnyBackend::Cpu(_) => (dev.describe(), "cpu".to_string()),
+        };
+        return harness::results::write(&description, &name, "lp", cli.reps, &cli.out, &rows);
+    }
     let AnyBackend::Cuda(cuda) = dev.backend() else {
         return Err(Error::InvalidArgument(format!(
             "the benchmarks compare with the vendor's GPU routines and need a CUDA device; this one is {}",
@@ -149,6 +173,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::Swe => swe::run(cuda, &settings)?,
         Suite::Mixed => mixed::run(cuda, &settings)?,
+        Suite::Lp => unreachable!("the LP suite runs on any device and returned above"),
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
             let orders = if orders.is_empty() { batched_dense::ORDERS.to_vec() } else { orders };
@@ -158,7 +183,7 @@ fn run(cli: &Cli) -> Result<()> {
     // The files' names keep the history's spelling: `lutrace`, `wlstrace`
     // (and `ldltcapacity`).
     let name = format!("{:?}", cli.suite).to_lowercase();
-    harness::results::write(cuda, &name, cli.reps, &cli.out, &rows)
+    harness::results::write(&cuda.name(), cuda.gpu_name(), &name, cli.reps, &cli.out, &rows)
 }
 
 fn main() -> ExitCode {

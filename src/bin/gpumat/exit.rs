@@ -14,6 +14,10 @@ pub const INPUT: u8 = 1;
 /// The mathematics failed: not positive definite, singular, ill-conditioned
 /// beyond the threshold, overflow, refinement that did not converge.
 pub const NUMERICAL: u8 = 2;
+/// A linear program with no feasible point.
+pub const INFEASIBLE: u8 = 3;
+/// A linear program whose objective improves without bound.
+pub const UNBOUNDED: u8 = 4;
 
 /// Why a command stopped.
 #[derive(Debug)]
@@ -23,6 +27,9 @@ pub enum Failure {
     Usage(String),
     /// An error of the library (or of reading and writing).
     Lib(Error),
+    /// A computation that ended without the answer asked for, for a reason
+    /// that is not an error of the library (an infeasible linear program).
+    Outcome { code: u8, message: String },
 }
 
 pub type Result<T, E = Failure> = std::result::Result<T, E>;
@@ -43,6 +50,7 @@ impl Failure {
     pub fn code(&self) -> u8 {
         match self {
             Failure::Usage(_) => USAGE,
+            Failure::Outcome { code, .. } => *code,
             Failure::Lib(Error::InBatch { source, .. }) => Failure::Lib((**source).clone()).code(),
             Failure::Lib(e) => match e {
                 Error::NotPositiveDefinite { .. }
@@ -68,6 +76,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Usage(msg) => write!(f, "{msg} (see gpumat --help)"),
+            Failure::Outcome { message, .. } => write!(f, "{message}"),
             // The library names standard output `<output>`; users know it
             // as stdout.
             Failure::Lib(Error::Io { path, source }) if path.as_os_str() == "<output>" => write!(f, "stdout: {source}"),

@@ -7,6 +7,7 @@ mod gemm;
 mod inertia;
 mod info;
 mod input;
+mod lp;
 mod lstsq;
 mod lu;
 mod plot;
@@ -35,7 +36,10 @@ use crate::exit::Failure;
 ///   2   numerical failure: not positive definite, singular, singular to
 ///       working precision (ill-conditioned beyond the threshold), a zero
 ///       pivot without pivoting, rank deficient, overflow, refinement that
-///       did not converge
+///       did not converge; a linear program that stopped at its iteration
+///       limit or without progress
+///   3   a linear program is infeasible (`gpumat lp`)
+///   4   a linear program is unbounded (`gpumat lp`)
 ///   64  usage: unknown command or flag, bad option value or combination
 ///       (e.g. `demo --m 0`, `solve --method lu --storage rfp`,
 ///       `solve --pivot none` without `--method ldlt`), a
@@ -90,6 +94,10 @@ enum Command {
     Inv(lu::InvArgs),
     /// The determinant of a square matrix, through LU (0 if singular).
     Det(lu::DetArgs),
+    /// A linear program (MPS file) by a primal–dual interior-point method on
+    /// the normal equations: an iteration log, then the status, objective
+    /// and where the time went; the solution to -o as CSV.
+    Lp(lp::Args),
     /// Jung and O'Leary's (2008) Tables 1 and 2: random weighted least squares solved by
     /// f32 Cholesky refined to FP64 accuracy, against an FP64 solve.
     WlsTable(wls_table::Args),
@@ -130,6 +138,7 @@ fn run(cli: Cli) -> exit::Result<()> {
         Command::Det(args) => Ok(lu::det(&dev, &args)?),
         Command::WlsTable(args) => Ok(wls_table::run(&dev, &args)?),
         Command::Swe(args) => swe::run(&dev, &args),
+        Command::Lp(args) => lp::run(&dev, &args),
     }?;
     Ok(stdout::flush()?)
 }

@@ -5,8 +5,6 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use gpumat::backend::Backend;
-use gpumat::backend::cuda::Cuda;
 use gpumat::{Error, Result};
 use serde_json::{Value, json};
 
@@ -58,11 +56,19 @@ const NOTES: &[&str] = &[
     "factor_ms",
     "refine_ms",
     "fallback_ms",
+    "iterations",
+    "ms_per_iteration",
+    "objective_rel_error",
+    "highs_simplex_ms",
+    "highs_ipm_ms",
+    "highs_pdlp_ms",
+    "fraction_of_dgemm",
 ];
 
 /// The words of a record shown in the table's notes, when it has them: why
 /// a size was skipped, which backward error the row reports.
-const WORD_NOTES: &[&str] = &["skipped", "backward_error_kind", "factor_precision", "answer_from"];
+const WORD_NOTES: &[&str] =
+    &["skipped", "backward_error_kind", "factor_precision", "answer_from", "variant", "highs_best"];
 
 /// `base` with the fields of `extra` added (an `extra` field of the same
 /// name replaces the base's).
@@ -127,9 +133,9 @@ fn table_row(r: &Value) -> String {
 }
 
 /// Prints the table of `suite`'s records and writes them as
-/// `DATE-SUITE-DEVICE.json` and `.md` under `out`.
-pub fn write(cuda: &Cuda, suite: &str, reps: usize, out: &Path, rows: &[Value]) -> Result<()> {
-    let device = cuda.name();
+/// `DATE-SUITE-DEVICE.json` and `.md` under `out`: `device` describes the
+/// device, `short` names it in the files' names.
+pub fn write(device: &str, short: &str, suite: &str, reps: usize, out: &Path, rows: &[Value]) -> Result<()> {
     println!("# gpumat-bench ({suite}) on {device}");
     print!("{TABLE_HEADER}");
     let mut md = String::new();
@@ -141,7 +147,7 @@ pub fn write(cuda: &Cuda, suite: &str, reps: usize, out: &Path, rows: &[Value]) 
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let slug: String =
-        cuda.gpu_name().chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+        short.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     let stem = out.join(format!("{}-{suite}-{slug}", today()));
     let json_path = stem.with_extension("json");
     let doc = json!({"device": device, "date": today(), "reps": reps, "results": rows});
