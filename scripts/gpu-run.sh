@@ -12,6 +12,7 @@
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
 # primitives cholesky lu ldlt_primitives qr scaled_gram tridiagonal batch_dense; empty for none; each run cut at
 # SANITIZE_TIMEOUT seconds, default 300), SKIP_BENCH=1, BENCH_SUITES, BENCH_SIZES,
+# BENCH_ARGS (more flags of gpumat-bench, e.g. --reps 3 --highs-threads 16),
 # PROFILE=suite (an nsys timeline of that bench at PROFILE_SIZES), NCU=regex
 # (Nsight Compute on launch NCU_SKIPS, default 0, of the kernels of that name
 # in bench NCU_SUITE, default lu-trace, at NCU_SIZES: details and
@@ -38,6 +39,8 @@ ALL="$ALL nonblocking"
 ALL="$ALL swe"
 # Mixed-precision solves: tensor-core factors refined by GMRES-IR.
 ALL="$ALL mixed"
+# Interior-point linear programming on the normal equations.
+ALL="$ALL lp"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin
@@ -95,7 +98,7 @@ for panel in cluster reg ll grid block; do
 done
 # Jung and O'Leary's Tables 1 and 2 on the GPU (weighted least squares).
 for table in "" --ill-conditioned; do
-    [ -n "${SKIP_TESTS:-}" ] && break
+    [ -n "${SKIP_TESTS:-}" ] || [ ! -x .gpu/bin/test-wls ] && break
     sizes=512,1024,1536,2048
     [ -z "$table" ] && sizes=$sizes,4096,8192
     .gpu/bin/gpumat wls-table $table --sizes $sizes > "$OUT/wls-table$table.log" 2>&1
@@ -112,7 +115,8 @@ for suite in ${SANITIZE-primitives cholesky lu ldlt_primitives qr scaled_gram tr
 done
 if [ -z "${SKIP_BENCH:-}" ] && .gpu/bin/gpumat-bench --help > /dev/null 2>&1; then
     for suite in ${BENCH_SUITES:-primitives cholesky lu qr gram wls}; do
-        .gpu/bin/gpumat-bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} --out "$OUT" > "$OUT/bench-$suite.log" 2>&1
+        .gpu/bin/gpumat-bench --suite "$suite" --sizes ${BENCH_SIZES:-4096,8192,16384} ${BENCH_ARGS:-} --out "$OUT" \
+            > "$OUT/bench-$suite.log" 2>&1
         summary+=("bench $suite (rc $?)")
         tail -25 "$OUT/bench-$suite.log"
     done

@@ -38,6 +38,22 @@ fn matmul_matches_naive_product() {
 }
 
 #[test]
+fn tr_matmul_multiplies_by_the_transpose_without_forming_it() {
+    let mut r = rng(11);
+    for (k, m, n) in [(1, 1, 1), (9, 4, 3), (64, 33, 2), (130, 70, 1)] {
+        let (a, b) = (random(&mut r, k, m), random(&mut r, k, n));
+        let c = upload::<f64>(&a, k, m).tr_matmul(&upload::<f64>(&b, k, n)).unwrap();
+        assert_eq!(c.shape(), (m, n));
+        let (c_ref, ..) = naive_matmul(&a, (k, m), true, &b, (k, n), false);
+        // ‖C − AᵀB‖_F / ‖AᵀB‖_F ≤ 2·k·u.
+        let err = rel_error(&host(&c), &c_ref);
+        assert!(err <= 2.0 * k as f64 * u::<f64>(), "{k}×{m}, {k}×{n}: {err:e}");
+    }
+    let (a, b) = (upload::<f64>(&[1.0; 6], 2, 3), upload::<f64>(&[1.0; 6], 3, 2));
+    assert!(matches!(a.tr_matmul(&b), Err(Error::DimensionMismatch { op: "tr_matmul", .. })));
+}
+
+#[test]
 fn elementwise_operators_are_exact() {
     let mut r = rng(2);
     let (a, b) = (random(&mut r, 9, 4), random(&mut r, 9, 4));
@@ -134,6 +150,13 @@ fn check_gram_and_rfp<T: Scalar>() {
         assert_eq!(p.stored_len(), m * (m + 1) / 2);
         assert_eq!(host(&p.to_dense().unwrap()), dense, "RFP round trip is exact");
         assert_eq!(host(&p.to_full().unwrap().to_dense().unwrap()), dense);
+        // A cast keeps the storage and rounds each entry once.
+        for sym in [&g, &p] {
+            let cast = sym.cast().unwrap();
+            assert_eq!(cast.storage(), sym.storage());
+            let rounded: Vec<f64> = dense.iter().map(|&v| T::Other::from_f64(v).to_f64()).collect();
+            assert_eq!(host(&cast.to_dense().unwrap()), rounded);
+        }
     }
 }
 

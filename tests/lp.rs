@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 
 use gpumat::io::{MpsFormat, read_mps, read_mps_from};
-use gpumat::optim::lp::random::random_lp;
+use gpumat::optim::lp::random::{random_general_lp, random_lp};
 use gpumat::optim::lp::{self, DenseLp, LpOptions, LpPrecision, LpSolution, LpStatus};
 use gpumat::{Error, SymStorage};
 
@@ -183,6 +183,23 @@ fn random_lps_reach_their_constructed_optimum() {
         assert!(err(&s.y, &known.y) <= 1e-6, "{m}×{n}: ‖y − y*‖∞ = {:e}", err(&s.y, &known.y));
         let dz = err(&s.reduced_costs, &known.z);
         assert!(dz <= 1e-6, "{m}×{n}: ‖(c − Aᵀy) − z*‖∞ = {dz:e}");
+    }
+}
+
+#[test]
+fn random_lps_with_every_bound_and_row_type_reach_their_optimum() {
+    for seed in 0..24 {
+        let (m, n) = (3 + seed as usize % 20, 10 + 3 * seed as usize);
+        let known = random_general_lp(m, n, seed).unwrap();
+        // At the default tolerance the infeasibilities and the gap are below
+        // 1e−8 and the objective within them times ‖y‖ and ‖x‖: 1e−7 here.
+        let s = solve_with(known.lp.clone(), &LpOptions::default());
+        assert_eq!(s.status, LpStatus::Optimal, "seed {seed}: {}", s.detail);
+        assert!(relative(s.objective, known.objective) <= 1e-7, "seed {seed}: {} vs {}", s.objective, known.objective);
+        // A tighter tolerance buys the digits.
+        let tight = LpOptions { tolerance: 1e-10, ..LpOptions::default() };
+        let s = solve_with(known.lp, &tight);
+        assert_optimum(&s, known.objective, &format!("seed {seed}, {m}×{n}, tolerance 1e−10"));
     }
 }
 

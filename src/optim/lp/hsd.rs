@@ -289,8 +289,8 @@ pub(super) fn solve(
     lp: DenseLp,
     options: &LpOptions,
     log: &mut dyn FnMut(&Iteration),
+    start: Instant,
 ) -> Result<LpSolution> {
-    let start = Instant::now();
     let (mut s, mut notes) = match standard::reduce(lp) {
         Reduced::Standard(s, notes) => (s, notes),
         Reduced::Infeasible(why) => return Ok(LpSolution::decided(LpStatus::Infeasible, why, start)),

@@ -33,6 +33,8 @@ mod scaling;
 mod standard;
 
 use crate::io::mps::{LinearProgram, Sense};
+use rayon::prelude::*;
+
 use crate::solve::check;
 use crate::{Device, Error, Result, SymStorage};
 
@@ -122,7 +124,11 @@ impl DenseLp {
         dims("row_upper", self.row_upper.len(), self.m)?;
         dims("lower", self.lower.len(), self.n)?;
         dims("upper", self.upper.len(), self.n)?;
-        check::finite("A", &self.a, self.m.max(1))?;
+        // A is the one large array: searched on all threads.
+        if let Some(k) = self.a.par_iter().position_first(|v| !v.is_finite()) {
+            let rows = self.m.max(1);
+            return Err(Error::NonFinite { what: "A".into(), row: k % rows + 1, col: k / rows + 1, value: self.a[k] });
+        }
         check::finite("c", &self.c, 1)?;
         check::finite("objective constant", &[self.constant], 1)?;
         let bad = |what: &str, v: &[f64], wrong: f64, rows: usize| -> Result<()> {
@@ -240,7 +246,8 @@ pub struct Iteration {
 /// Where the time went, in seconds.
 #[derive(Clone, Debug, Default)]
 pub struct LpTimings {
-    /// Reading the problem into standard form, scaling, uploading `A`.
+    /// Checking the problem, reducing it to standard form, scaling it and
+    /// uploading `A`.
     pub setup: f64,
     /// Forming `A·Θ·Aᵀ`.
     pub form: f64,
@@ -308,9 +315,10 @@ pub fn solve_logged(
     options: &LpOptions,
     log: &mut dyn FnMut(&Iteration),
 ) -> Result<LpSolution> {
+    let start = std::time::Instant::now();
     lp.check()?;
     if !(options.tolerance > 0.0 && options.tolerance < 1.0) {
         return Err(Error::InvalidArgument(format!("lp: tolerance {} is not in (0, 1)", options.tolerance)));
     }
-    hsd::solve(device, lp, options, log)
+    hsd::solve(device, lp, options, log, start)
 }

@@ -15,6 +15,8 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::LpPrecision;
 use crate::{Cholesky, Device, Error, Matrix, Result, Sym, SymStorage};
 
@@ -68,11 +70,18 @@ impl Normal {
         storage: SymStorage,
         precision: LpPrecision,
     ) -> Result<Self> {
-        let mut row_norm2 = vec![0.0; m];
-        for column in a.chunks(m.max(1)) {
-            row_norm2.iter_mut().zip(column).for_each(|(s, v)| *s += v * v);
-        }
-        let row_norm2 = row_norm2.into_iter().fold(0.0, f64::max);
+        let row_norm2 = a
+            .par_chunks(m.max(1))
+            .fold(
+                || vec![0.0; m],
+                |mut sums, column| {
+                    sums.iter_mut().zip(column).for_each(|(s, v)| *s += v * v);
+                    sums
+                },
+            )
+            .reduce(|| vec![0.0; m], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect())
+            .into_iter()
+            .fold(0.0, f64::max);
         let a = device.from_col_major(m, n, a)?;
         let a32 = match precision {
             LpPrecision::Mixed => Some(a.cast()?),

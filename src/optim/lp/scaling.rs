@@ -13,7 +13,6 @@
 use rayon::prelude::*;
 
 use super::standard::Standard;
-use crate::factor::equilibrate::pow2;
 
 /// The factors of [the module's](self) scaling.
 pub(super) struct Scaling {
@@ -25,12 +24,12 @@ pub(super) struct Scaling {
 
 /// The power of two nearest `1/√v` in the logarithm (1 for `v = 0`).
 fn inverse_sqrt_pow2(v: f64) -> f64 {
-    if v == 0.0 { 1.0 } else { pow2((-0.5 * v.log2()).round() as i32) }
+    if v == 0.0 { 1.0 } else { 2f64.powi((-0.5 * v.log2()).round() as i32) }
 }
 
 /// The power of two nearest `v` in the logarithm, or 1 below 1.
 fn magnitude(v: f64) -> f64 {
-    if v <= 1.0 { 1.0 } else { pow2(v.log2().round() as i32) }
+    if v <= 1.0 { 1.0 } else { 2f64.powi(v.log2().round() as i32) }
 }
 
 /// Scales `s` in place, at most `passes` Ruiz passes.
