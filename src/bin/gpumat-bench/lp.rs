@@ -82,7 +82,11 @@ pub fn run(dev: &Device, sizes: &[usize], reps: usize, highs: &Highs) -> Result<
                 // None finished: the shortest time limit reached bounds the
                 // ratio from below.
                 Some(h) => (
-                    ["simplex", "ipm", "pdlp"].iter().filter_map(|s| h[*s]["seconds"].as_f64()).fold(f64::INFINITY, f64::min) * 1e3,
+                    ["simplex", "ipm", "pdlp"]
+                        .iter()
+                        .filter_map(|s| h[*s]["seconds"].as_f64())
+                        .fold(f64::INFINITY, f64::min)
+                        * 1e3,
                     "none within its time limit: the ratio is a lower bound".into(),
                 ),
                 None => (f64::NAN, "not run".into()),

@@ -37,8 +37,8 @@ const RHO_FREE: f64 = 1e-8;
 fn step_fraction(mu: f64) -> f64 {
     if mu < 1e-6 { 0.9999 } else { 0.995 }
 }
-/// Iterations without a tenfold gain in the worst of the three stopping
-/// measures after which the method has stalled.
+/// Iterations without a tenfold gain in progress (the worst of the three
+/// stopping measures, or `μ`) after which the method has stalled.
 const STALL_ITERATIONS: usize = 30;
 
 /// An iterate, or a direction: `w` and `v` are zero off `U`, `z` off `L`.
@@ -382,12 +382,15 @@ pub(super) fn solve(
                 break;
             }
         }
-        let worst = pinf.max(dinf).max(gap);
+        // Progress: the worst stopping measure or, on the way to a
+        // certificate (where those need not fall), μ.
+        let worst = pinf.max(dinf).max(gap).min(mu);
         if worst < 0.1 * best {
             (best, best_at) = (worst, k);
         } else if k - best_at >= STALL_ITERATIONS {
             status = LpStatus::NumericalFailure(format!(
-                "no progress in {STALL_ITERATIONS} iterations (worst measure {worst:.1e}, tolerance {tol:.0e})"
+                "no progress in {STALL_ITERATIONS} iterations (measures at {:.1e}, tolerance {tol:.0e})",
+                pinf.max(dinf).max(gap)
             ));
             detail = "stalled".into();
             break;

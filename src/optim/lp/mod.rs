@@ -236,8 +236,10 @@ pub struct Iteration {
     /// `τ/κ` of the embedding: large when converging to an optimum, small
     /// when to a certificate of infeasibility.
     pub tau_over_kappa: f64,
-    /// The normal matrix's precision this iteration: "f64" or "f32".
+    /// The precision of the normal matrix of the step that reached this
+    /// iterate: "f64" or "f32" (the one to come at iteration 0).
     pub factor: &'static str,
+    /// The dual regularization `δ` of that step (0 at iteration 0).
     pub regularization: f64,
     /// Seconds since the solve began.
     pub seconds: f64,

@@ -90,3 +90,38 @@ impl Scaling {
         self.primal * self.dual * scaled
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optim::lp::DenseLp;
+    use crate::optim::lp::standard::{Reduced, reduce};
+
+    #[test]
+    fn equilibration_is_exact_and_brings_every_row_and_column_near_one() {
+        // Rows spread over twelve orders of magnitude, columns over six.
+        let (m, n) = (4, 6);
+        let a: Vec<f64> = (0..m * n)
+            .map(|k| {
+                let (i, j) = (k % m, k / m);
+                (1.0 + ((7 * k) % 5) as f64) * 10f64.powi(4 * i as i32 - 6) * 10f64.powi(j as i32 - 3)
+            })
+            .collect();
+        let lp = DenseLp::standard_form(m, n, a.clone(), vec![1.0; m], vec![1.0; n]);
+        let Reduced::Standard(mut s, _) = reduce(lp) else { panic!("feasible bounds") };
+        let f = equilibrate(&mut s, 20);
+        for i in 0..m {
+            let row_max = (0..n).fold(0.0f64, |x, j| x.max(s.a[i + j * m].abs()));
+            assert!((0.25..=4.0).contains(&row_max), "row {i}: {row_max:e}");
+            for j in 0..n {
+                // Powers of two: A' = R·A·S with no rounding at all.
+                assert_eq!(s.a[i + j * m], a[i + j * m] * f.row[i] * f.col[j]);
+                assert_eq!(f.row[i].log2().fract(), 0.0);
+            }
+        }
+        for j in 0..n {
+            let col_max = (0..m).fold(0.0f64, |x, i| x.max(s.a[i + j * m].abs()));
+            assert!((0.25..=4.0).contains(&col_max), "column {j}: {col_max:e}");
+        }
+    }
+}
