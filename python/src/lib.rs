@@ -1,0 +1,537 @@
+//! `gpumat._gpumat`: the extension module under the Python package
+//! `gpumat`. It holds matrices on a device and calls the public Rust API;
+//! argument handling that feels like NumPy lives in the package's Python
+//! code (`gpumat/__init__.py`). Every `gpumat::Error` becomes an instance of
+//! the matching class of `gpumat._errors`, its fields as attributes; the
+//! GIL is released while the library works.
+
+use gpumat::io::mps::Sense;
+use gpumat::optim::lp::{self, DenseLp, LpOptions, LpPrecision};
+use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, SolveOptions, Sym, SymStorage};
+use numpy::npyffi::NPY_ORDER;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The Python exception for a library error.
+fn raise(e: Error) -> PyErr {
+    Python::attach(|py| match exception(py, &e) {
+        Ok(err) => err,
+        Err(err) => err,
+    })
+}
+
+fn exception(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
+    let module = py.import("gpumat._errors")?;
+    let (class, fields): (&str, Vec<(&str, Bound<'_, PyAny>)>) = match e {
+        Error::NotPositiveDefinite { column } => {
+            ("NotPositiveDefiniteError", vec![("column", column.into_pyobject(py)?.into_any())])
+        }
+        Error::Singular { pivot } => ("SingularMatrixError", vec![("pivot", pivot.into_pyobject(py)?.into_any())]),
+        Error::ZeroPivot { column } => ("ZeroPivotError", vec![("column", column.into_pyobject(py)?.into_any())]),
+        Error::IllConditioned { rcond, .. } => {
+            ("IllConditionedError", vec![("rcond", rcond.into_pyobject(py)?.into_any())])
+        }
+        Error::RankDeficient { .. } => ("RankDeficientError", vec![]),
+        Error::NotConverged { iterations, residual, .. } => (
+            "NotConvergedError",
+            vec![
+                ("iterations", iterations.into_pyobject(py)?.into_any()),
+                ("residual", residual.into_pyobject(py)?.into_any()),
+            ],
+        ),
+        Error::Overflow { .. } | Error::Underflow { .. } => ("RangeError", vec![]),
+        Error::DimensionMismatch { .. } | Error::Empty { .. } | Error::LeadingDimension { .. } => {
+            ("ShapeError", vec![])
+        }
+        Error::NonFinite { row, col, value, .. } => (
+            "NonFiniteError",
+            vec![
+                ("row", row.into_pyobject(py)?.into_any()),
+                ("col", col.into_pyobject(py)?.into_any()),
+                ("value", value.into_pyobject(py)?.into_any()),
+            ],
+        ),
+        Error::NotSymmetric { row, col } => (
+            "NotSymmetricError",
+            vec![("row", row.into_pyobject(py)?.into_any()), ("col", col.into_pyobject(py)?.into_any())],
+        ),
+        Error::NegativeWeight { .. } | Error::WeightOverflow { .. } => ("WeightError", vec![]),
+        Error::OutOfDeviceMemory { .. } | Error::OutOfHostMemory { .. } => ("OutOfMemoryError", vec![]),
+        Error::Parse { line, path, .. } => (
+            "ParseError",
+            vec![
+                ("line", line.into_pyobject(py)?.into_any()),
+                ("path", path.to_string_lossy().into_pyobject(py)?.into_any()),
+            ],
+        ),
+        Error::Io { .. } => ("FileError", vec![]),
+        Error::InvalidArgument(_) | Error::InvalidEnvironment { .. } => ("InvalidArgumentError", vec![]),
+        Error::InBatch { index, source } => {
+            let err = exception(py, source)?;
+            err.value(py).setattr("index", index)?;
+            return Ok(err);
+        }
+        _ => ("DeviceError", vec![]),
+    };
+    let value = module.getattr(class)?.call1((e.to_string(),))?;
+    for (name, v) in fields {
+        value.setattr(name, v)?;
+    }
+    Ok(PyErr::from_value(value))
+}
+
+trait OrRaise<T> {
+    fn or_raise(self) -> PyResult<T>;
+}
+
+impl<T> OrRaise<T> for gpumat::Result<T> {
+    fn or_raise(self) -> PyResult<T> {
+        self.map_err(raise)
+    }
+}
+
+/// Where matrices live and work runs.
+#[pyclass(name = "Device", module = "gpumat._gpumat", frozen)]
+#[derive(Clone)]
+struct PyDevice {
+    inner: Device,
+}
+
+#[pymethods]
+impl PyDevice {
+    /// "auto" (the GPU if there is one, else the CPU), "cpu" or "cuda".
+    #[new]
+    #[pyo3(signature = (name = "auto"))]
+    fn new(py: Python<'_>, name: &str) -> PyResult<Self> {
+        let name = name.to_string();
+        Ok(PyDevice { inner: py.detach(move || Device::from_name(&name)).or_raise()? })
+    }
+
+    /// The device in a few words, and why the CPU was chosen if it was.
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    /// "cpu" or "cuda".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        if self.inner.is_cpu() { "cpu" } else { "cuda" }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("gpumat.Device('{}')  # {}", self.kind(), self.inner.short_name())
+    }
+}
+
+/// A float64 matrix resident on a device, column-major.
+#[pyclass(name = "Array", module = "gpumat._gpumat", frozen)]
+struct PyArray {
+    inner: Matrix<f64>,
+}
+
+#[pymethods]
+impl PyArray {
+    /// Copies a 1-D or 2-D float64 NumPy array to `device` (a vector
+    /// becomes one column): straight from its buffer when it is
+    /// Fortran-ordered, transposed on the way when C-ordered, gathered when
+    /// strided.
+    #[staticmethod]
+    fn from_numpy(py: Python<'_>, device: &PyDevice, a: PyReadonlyArrayDyn<'_, f64>) -> PyResult<Self> {
+        let shape = a.shape().to_vec();
+        let (rows, cols) = match shape[..] {
+            [n] => (n, 1),
+            [m, n] => (m, n),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "expected a 1-D or 2-D array, got {} dimensions",
+                    shape.len()
+                )));
+            }
+        };
+        let dev = device.inner.clone();
+        let inner = if a.is_fortran_contiguous() {
+            let data = a.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            dev.from_col_major(rows, cols, data).or_raise()?
+        } else {
+            let view = a.as_array();
+            let data: Vec<f64> = if shape.len() == 1 {
+                view.iter().copied().collect()
+            } else {
+                (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| view[[i, j]]).collect()
+            };
+            py.detach(move || dev.from_col_major(rows, cols, &data)).or_raise()?
+        };
+        Ok(PyArray { inner })
+    }
+
+    /// A Fortran-ordered 2-D NumPy copy on the host (waits for the work
+    /// that computes the entries, and raises its failure).
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let inner = &self.inner;
+        let (rows, cols) = inner.shape();
+        let data = py.detach(|| inner.to_host()).or_raise()?;
+        PyArray1::from_vec(py, data).reshape_with_order([rows, cols], NPY_ORDER::NPY_FORTRANORDER)
+    }
+
+    /// NumPy's conversion protocol: `numpy.asarray(a)`.
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if copy == Some(false) {
+            return Err(PyValueError::new_err("a gpumat Array is copied to the host to make a NumPy array"));
+        }
+        let host = self.numpy(py)?.into_any();
+        match dtype {
+            Some(dtype) => host.call_method1("astype", (dtype,)),
+            None => Ok(host),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let (rows, cols) = self.inner.shape();
+        format!("gpumat.Array(shape=({rows}, {cols}), dtype=float64, device='{}')", self.inner.device().short_name())
+    }
+
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        self.inner.shape()
+    }
+
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice { inner: self.inner.device().clone() }
+    }
+}
+
+fn wrap(inner: Matrix<f64>) -> PyArray {
+    PyArray { inner }
+}
+
+fn storage(name: &str) -> PyResult<SymStorage> {
+    match name {
+        "full" => Ok(SymStorage::Full),
+        "rfp" => Ok(SymStorage::Rfp),
+        _ => Err(PyValueError::new_err(format!("storage must be 'full' or 'rfp', not {name:?}"))),
+    }
+}
+
+fn factor_precision_named(name: &str) -> PyResult<FactorPrecision> {
+    let all = [
+        FactorPrecision::F64,
+        FactorPrecision::F32,
+        FactorPrecision::Tf32,
+        FactorPrecision::Fp16,
+        FactorPrecision::Bf16,
+        FactorPrecision::Fp16x3,
+    ];
+    all.into_iter().find(|p| p.name() == name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "factor precision must be one of f64, f32, tf32, fp16, bf16, fp16x3, not {name:?}"
+        ))
+    })
+}
+
+/// `X` with `A·X = B`, and a dict of what is known about it.
+#[pyfunction]
+#[pyo3(signature = (a, b, method, precision, storage_name, factor_precision=None))]
+fn solve<'py>(
+    py: Python<'py>,
+    a: &PyArray,
+    b: &PyArray,
+    method: &str,
+    precision: &str,
+    storage_name: &str,
+    factor_precision: Option<&str>,
+) -> PyResult<(PyArray, Bound<'py, PyDict>)> {
+    let method = match method {
+        "auto" => Method::Auto,
+        "cholesky" => Method::Cholesky,
+        "lu" => Method::Lu,
+        "ldlt" => Method::Ldlt { pivoted: true },
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "method must be 'auto', 'cholesky', 'lu' or 'ldlt', not {method:?}"
+            )));
+        }
+    };
+    let storage = storage(storage_name)?;
+    let info = PyDict::new(py);
+    let (a, b) = (&a.inner, &b.inner);
+    match precision {
+        "f64" => {
+            let options = SolveOptions { method, storage, ..SolveOptions::default() };
+            let s = py.detach(|| a.solve_with(b, &options)).or_raise()?;
+            info.set_item("method", format!("{:?}", s.method).to_lowercase())?;
+            info.set_item("rcond", s.rcond)?;
+            info.set_item("backward_error", s.backward_error)?;
+            info.set_item("forward_error_bound", s.forward_error_bound)?;
+            Ok((wrap(s.x), info))
+        }
+        "mixed" => {
+            if storage != SymStorage::Full {
+                return Err(PyValueError::new_err("precision='mixed' needs storage='full'"));
+            }
+            let factor = factor_precision.map(factor_precision_named).transpose()?;
+            let options = MixedOptions { method, factor, ..MixedOptions::default() };
+            let r = py.detach(|| a.solve_mixed(b, &options)).or_raise()?;
+            info.set_item("method", format!("{:?}", r.method).to_lowercase())?;
+            info.set_item("factor_precision", r.factor.name())?;
+            info.set_item("refinement", r.refinement.name())?;
+            info.set_item("steps", r.steps)?;
+            info.set_item("backward_error", r.backward_error)?;
+            info.set_item("rcond", r.rcond)?;
+            info.set_item("fallback", r.fallback.clone())?;
+            Ok((wrap(r.x), info))
+        }
+        _ => Err(PyValueError::new_err(format!("precision must be 'f64' or 'mixed', not {precision:?}"))),
+    }
+}
+
+/// Weighted linear least squares: `x` and a dict of what is known about it.
+#[pyfunction]
+#[pyo3(signature = (a, b, weights=None))]
+fn lstsq<'py>(
+    py: Python<'py>,
+    a: &PyArray,
+    b: &PyArray,
+    weights: Option<&PyArray>,
+) -> PyResult<(PyArray, Bound<'py, PyDict>)> {
+    let (a, b, w) = (&a.inner, &b.inner, weights.map(|w| &w.inner));
+    let s = py.detach(|| gpumat::lstsq(a, b, w)).or_raise()?;
+    let info = PyDict::new(py);
+    info.set_item("residual_norm", s.residual_norm)?;
+    info.set_item("standard_errors", s.standard_errors.clone())?;
+    info.set_item("condition", s.condition)?;
+    Ok((wrap(s.x), info))
+}
+
+/// A Cholesky factor.
+#[pyclass(name = "Cholesky", module = "gpumat._gpumat", frozen)]
+struct PyCholesky {
+    inner: gpumat::Cholesky<f64>,
+}
+
+#[pymethods]
+impl PyCholesky {
+    fn solve(&self, py: Python<'_>, b: &PyArray) -> PyResult<PyArray> {
+        let (f, b) = (&self.inner, &b.inner);
+        Ok(wrap(py.detach(|| f.solve(b)).or_raise()?))
+    }
+    fn logdet(&self, py: Python<'_>) -> PyResult<f64> {
+        let f = &self.inner;
+        py.detach(|| f.log_det()).or_raise()
+    }
+    /// `L` as a dense lower-triangular matrix.
+    fn lower(&self, py: Python<'_>) -> PyResult<PyArray> {
+        let f = &self.inner;
+        Ok(wrap(py.detach(|| f.factor().and_then(|t| t.to_dense())).or_raise()?))
+    }
+    #[getter]
+    fn storage(&self) -> &'static str {
+        if self.inner.is_packed() { "rfp" } else { "full" }
+    }
+}
+
+#[pyfunction]
+fn cholesky(py: Python<'_>, a: &PyArray, storage_name: &str) -> PyResult<PyCholesky> {
+    let storage = storage(storage_name)?;
+    let a = a.inner.try_clone().or_raise()?;
+    let inner = py
+        .detach(move || {
+            let sym = Sym::from_symmetric(a)?;
+            let sym = if storage == SymStorage::Rfp { sym.to_rfp()? } else { sym };
+            sym.cholesky()
+        })
+        .or_raise()?;
+    Ok(PyCholesky { inner })
+}
+
+/// An LU factorization with partial pivoting.
+#[pyclass(name = "Lu", module = "gpumat._gpumat", frozen)]
+struct PyLu {
+    inner: gpumat::Lu<f64>,
+}
+
+#[pymethods]
+impl PyLu {
+    fn solve(&self, py: Python<'_>, b: &PyArray) -> PyResult<PyArray> {
+        let (f, b) = (&self.inner, &b.inner);
+        Ok(wrap(py.detach(|| f.solve(b)).or_raise()?))
+    }
+    fn det(&self, py: Python<'_>) -> PyResult<f64> {
+        let f = &self.inner;
+        py.detach(|| f.det()).or_raise()
+    }
+    /// `(sign, log|det|)`.
+    fn slogdet(&self, py: Python<'_>) -> PyResult<(f64, f64)> {
+        let f = &self.inner;
+        py.detach(|| f.sign_log_abs_det()).or_raise()
+    }
+    fn rcond(&self, py: Python<'_>) -> PyResult<f64> {
+        let f = &self.inner;
+        py.detach(|| f.rcond()).or_raise()
+    }
+}
+
+#[pyfunction]
+fn lu(py: Python<'_>, a: &PyArray) -> PyResult<PyLu> {
+    let a = &a.inner;
+    Ok(PyLu { inner: py.detach(|| a.lu()).or_raise()? })
+}
+
+#[pyfunction]
+fn inv(py: Python<'_>, a: &PyArray) -> PyResult<PyArray> {
+    let a = &a.inner;
+    Ok(wrap(py.detach(|| a.inverse()).or_raise()?))
+}
+
+#[pyfunction]
+fn det(py: Python<'_>, a: &PyArray) -> PyResult<f64> {
+    let a = &a.inner;
+    py.detach(|| a.det()).or_raise()
+}
+
+/// `(R, pivot columns, rank)` of the reduced row echelon form.
+#[pyfunction]
+#[pyo3(signature = (a, tol=None))]
+fn rref(py: Python<'_>, a: &PyArray, tol: Option<f64>) -> PyResult<(PyArray, Vec<usize>, usize)> {
+    let a = &a.inner;
+    let r = py.detach(|| a.rref(tol)).or_raise()?;
+    Ok((wrap(r.matrix), r.pivots, r.rank))
+}
+
+/// `A·diag(d)²·Aᵀ`, both triangles filled.
+#[pyfunction]
+fn scaled_gram(py: Python<'_>, a: &PyArray, d: &PyArray) -> PyResult<PyArray> {
+    let (a, d) = (&a.inner, &d.inner);
+    Ok(wrap(py.detach(|| a.scaled_gram(d).and_then(|g| g.to_dense())).or_raise()?))
+}
+
+/// A pivoted LDLᵀ factorization of a symmetric matrix.
+#[pyclass(name = "Ldlt", module = "gpumat._gpumat", frozen)]
+struct PyLdlt {
+    inner: gpumat::Ldlt<f64>,
+}
+
+#[pymethods]
+impl PyLdlt {
+    fn solve(&self, py: Python<'_>, b: &PyArray) -> PyResult<PyArray> {
+        let (f, b) = (&self.inner, &b.inner);
+        Ok(wrap(py.detach(|| f.solve(b)).or_raise()?))
+    }
+    /// `(positive, negative, zero)` eigenvalue counts.
+    fn inertia(&self) -> (usize, usize, usize) {
+        let i = self.inner.inertia();
+        (i.positive, i.negative, i.zero)
+    }
+    /// `(sign, log|det|)`.
+    fn slogdet(&self) -> (f64, f64) {
+        self.inner.sign_log_det()
+    }
+}
+
+#[pyfunction]
+fn ldlt(py: Python<'_>, a: &PyArray, storage_name: &str) -> PyResult<PyLdlt> {
+    let storage = storage(storage_name)?;
+    let a = a.inner.try_clone().or_raise()?;
+    let inner = py
+        .detach(move || {
+            let sym = Sym::from_symmetric(a)?;
+            let sym = if storage == SymStorage::Rfp { sym.to_rfp()? } else { sym };
+            sym.ldlt()
+        })
+        .or_raise()?;
+    Ok(PyLdlt { inner })
+}
+
+/// A linear program with dense `A` (column-major, `m × n`): a dict with the
+/// status, objective, `x`, row duals `y`, reduced costs, iterations and
+/// timings.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (device, m, n, a, c, row_lower, row_upper, lower, upper, maximize, tol, max_iterations, storage_name, precision))]
+fn lp_solve<'py>(
+    py: Python<'py>,
+    device: &PyDevice,
+    m: usize,
+    n: usize,
+    a: PyReadonlyArray1<'py, f64>,
+    c: PyReadonlyArray1<'py, f64>,
+    row_lower: PyReadonlyArray1<'py, f64>,
+    row_upper: PyReadonlyArray1<'py, f64>,
+    lower: PyReadonlyArray1<'py, f64>,
+    upper: PyReadonlyArray1<'py, f64>,
+    maximize: bool,
+    tol: f64,
+    max_iterations: usize,
+    storage_name: &str,
+    precision: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let precision = match precision {
+        "f64" => LpPrecision::F64,
+        "mixed" => LpPrecision::Mixed,
+        _ => return Err(PyValueError::new_err(format!("precision must be 'f64' or 'mixed', not {precision:?}"))),
+    };
+    let options = LpOptions { tolerance: tol, max_iterations, storage: storage(storage_name)?, precision, scale: true };
+    let sense = if maximize { Sense::Maximize } else { Sense::Minimize };
+    let vec = |v: PyReadonlyArray1<'py, f64>| v.to_vec().map_err(|e| PyValueError::new_err(e.to_string()));
+    let problem = DenseLp {
+        sense,
+        m,
+        n,
+        a: vec(a)?,
+        c: vec(c)?,
+        constant: 0.0,
+        row_lower: vec(row_lower)?,
+        row_upper: vec(row_upper)?,
+        lower: vec(lower)?,
+        upper: vec(upper)?,
+    };
+    let dev = device.inner.clone();
+    let s = py.detach(move || lp::solve(&dev, problem, &options)).or_raise()?;
+    let out = PyDict::new(py);
+    out.set_item("status", s.status.name())?;
+    out.set_item("detail", &s.detail)?;
+    out.set_item("fun", s.objective)?;
+    out.set_item("dual_objective", s.dual_objective)?;
+    out.set_item("x", PyArray1::from_vec(py, s.x))?;
+    out.set_item("y", PyArray1::from_vec(py, s.y))?;
+    out.set_item("reduced_costs", PyArray1::from_vec(py, s.reduced_costs))?;
+    out.set_item("primal_residual", s.primal_residual)?;
+    out.set_item("dual_residual", s.dual_residual)?;
+    out.set_item("gap", s.relative_gap)?;
+    out.set_item("iterations", s.iterations)?;
+    out.set_item("seconds", s.timings.total)?;
+    out.set_item("notes", s.notes)?;
+    Ok(out)
+}
+
+#[pymodule]
+fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDevice>()?;
+    m.add_class::<PyArray>()?;
+    m.add_class::<PyCholesky>()?;
+    m.add_class::<PyLu>()?;
+    m.add_class::<PyLdlt>()?;
+    for f in [
+        wrap_pyfunction!(solve, m)?,
+        wrap_pyfunction!(lstsq, m)?,
+        wrap_pyfunction!(cholesky, m)?,
+        wrap_pyfunction!(lu, m)?,
+        wrap_pyfunction!(inv, m)?,
+        wrap_pyfunction!(det, m)?,
+        wrap_pyfunction!(rref, m)?,
+        wrap_pyfunction!(scaled_gram, m)?,
+        wrap_pyfunction!(ldlt, m)?,
+        wrap_pyfunction!(lp_solve, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,229 @@
+"""The Python package against numpy.linalg on random inputs, each check with
+its bound; the exceptions; the docstrings' examples. Runs on the device of
+GPUMAT_DEVICE (the CPU in CI, the GPU on the GPU machine)."""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import gpumat
+
+U = np.finfo(np.float64).eps / 2
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def backward_error(a, x, b):
+    """‖A·x − b‖_F / (‖A‖_F·‖x‖_F + ‖b‖_F)."""
+    return np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x) + np.linalg.norm(b))
+
+
+def spd(n, seed):
+    g = rng(seed).standard_normal((n, n))
+    return g @ g.T + n * np.eye(n)
+
+
+def test_the_docstrings_examples_run():
+    result = doctest.testmod(gpumat, extraglobs={"gpumat": gpumat, "np": np})
+    assert result.attempted >= 10 and result.failed == 0
+
+
+def test_solve_matches_numpy_on_every_method():
+    n = 60
+    general = rng(1).standard_normal((n, n))
+    symmetric = spd(n, 2)
+    b = rng(3).standard_normal((n, 3))
+    cases = [
+        (general, {}),
+        (general, {"method": "lu"}),
+        (symmetric, {"method": "cholesky"}),
+        (symmetric, {"method": "cholesky", "storage": "rfp"}),
+        (symmetric - 2.0 * n * np.eye(n), {"method": "ldlt"}),
+        (general, {"precision": "mixed"}),
+        (symmetric, {"precision": "mixed", "factor_precision": "f32"}),
+    ]
+    for a, options in cases:
+        x, about = gpumat.solve(a, b, info=True, **options)
+        # Backward stable: η ≤ c·n·u, with c = 10 for the factorization's constant.
+        assert backward_error(a, x, b) <= 10 * n * U, options
+        # Forward error within κ·η of NumPy's answer.
+        kappa = np.linalg.cond(a, 1)
+        assert np.linalg.norm(x - np.linalg.solve(a, b)) / np.linalg.norm(x) <= 20 * kappa * n * U, options
+        assert about["backward_error"] <= 10 * n * U
+
+
+def test_vectors_and_layouts():
+    n = 20
+    a = rng(4).standard_normal((n, n))
+    b = rng(5).standard_normal(n)
+    x = gpumat.solve(a, b)
+    assert x.shape == (n,), "a 1-D right-hand side gives a 1-D solution"
+    # C-ordered, Fortran-ordered and strided views of the same matrix agree exactly.
+    wide = np.zeros((n, 2 * n))
+    wide[:, ::2] = a
+    for view in (np.ascontiguousarray(a), np.asfortranarray(a), wide[:, ::2]):
+        assert np.array_equal(gpumat.solve(view, b), x)
+    # Integers are converted as numpy.linalg does.
+    assert np.allclose(gpumat.solve(np.array([[2, 0], [0, 4]]), np.array([2, 4])), [1.0, 1.0], rtol=0, atol=1e-15)
+
+
+def test_arrays_stay_on_their_device():
+    a = gpumat.asarray(spd(8, 6))
+    b = gpumat.asarray(np.ones(8))
+    x = gpumat.solve(a, b)
+    assert isinstance(x, gpumat.Array) and x.shape == (8, 1)
+    assert x.device.kind == gpumat.device().kind
+    host = np.asarray(x)
+    assert host.shape == (8, 1) and host.flags.f_contiguous
+    assert np.array_equal(host, x.numpy())
+    assert "gpumat.Array(shape=(8, 1)" in repr(x)
+
+
+def test_lstsq_matches_numpy_and_weights_scale_rows():
+    m, n = 80, 6
+    a = rng(7).standard_normal((m, n))
+    b = rng(8).standard_normal(m)
+    fit = gpumat.lstsq(a, b)
+    ref = np.linalg.lstsq(a, b, rcond=None)[0]
+    # κ₂(A)·n·u bounds the difference for this well-conditioned design.
+    assert np.linalg.norm(fit.x - ref) / np.linalg.norm(ref) <= np.linalg.cond(a) * 20 * n * U
+    assert np.isclose(fit.residual_norm, np.linalg.norm(a @ fit.x - b), rtol=1e-12)
+    assert fit.standard_errors.shape == (n,)
+    w = rng(9).uniform(0.5, 2.0, m)
+    weighted = gpumat.lstsq(a, b, weights=w).x
+    ref = np.linalg.lstsq(a * w[:, None], b * w, rcond=None)[0]
+    assert np.linalg.norm(weighted - ref) / np.linalg.norm(ref) <= 1e-12
+
+
+def test_factor_objects():
+    n = 40
+    a = spd(n, 10)
+    b = rng(11).standard_normal(n)
+    for storage in ("full", "rfp"):
+        f = gpumat.cholesky(a, storage=storage)
+        assert f.storage == storage
+        # ‖A − L·Lᵀ‖_F / ‖A‖_F ≤ c·n·u.
+        assert np.linalg.norm(f.L @ f.L.T - a) / np.linalg.norm(a) <= 10 * n * U
+        assert np.allclose(f.L, np.linalg.cholesky(a), rtol=0, atol=1e3 * n * U * np.sqrt(np.abs(a).max()))
+        assert abs(f.logdet() - np.linalg.slogdet(a)[1]) <= 10 * n * U * abs(np.linalg.slogdet(a)[1])
+        assert backward_error(a, f.solve(b), b) <= 10 * n * U
+    g = rng(12).standard_normal((n, n))
+    f = gpumat.lu(g)
+    sign, logdet = np.linalg.slogdet(g)
+    assert f.slogdet()[0] == sign and abs(f.slogdet()[1] - logdet) <= 10 * n * U * max(1.0, abs(logdet))
+    assert abs(f.det() - np.linalg.det(g)) <= 1e3 * n * U * abs(np.linalg.det(g))
+    assert 0 < f.rcond() <= 1
+    assert backward_error(g, f.solve(b), b) <= 10 * n * U
+    inverse = gpumat.inv(g)
+    assert np.linalg.norm(inverse @ g - np.eye(n)) <= np.linalg.cond(g) * 20 * n * U * np.sqrt(n)
+    assert abs(gpumat.det(g) - np.linalg.det(g)) <= 1e3 * n * U * abs(np.linalg.det(g))
+    indefinite = a - 2.0 * n * np.eye(n)
+    eig = np.linalg.eigvalsh(indefinite)
+    f = gpumat.ldlt(indefinite)
+    assert f.inertia == (int((eig > 0).sum()), int((eig < 0).sum()), 0)
+    assert backward_error(indefinite, f.solve(b), b) <= 10 * n * U
+
+
+def test_rref_and_scaled_gram():
+    a = rng(13).standard_normal((6, 3)) @ rng(14).standard_normal((3, 8))  # rank 3
+    r, pivots = gpumat.rref(a)
+    assert len(pivots) == 3 and r.shape == a.shape
+    assert np.allclose(r[3:], 0.0, atol=1e-12)
+    a = rng(15).standard_normal((7, 30))
+    d = rng(16).uniform(0.1, 2.0, 30)
+    g = gpumat.scaled_gram(a, d)
+    ref = (a * d**2) @ a.T
+    # Each entry within γ_{k+3}·(|A|·D²·|A|ᵀ)ᵢⱼ.
+    bound = (30 + 3) * U * ((np.abs(a) * d**2) @ np.abs(a).T)
+    assert np.all(np.abs(g - ref) <= bound)
+    assert np.array_equal(g, g.T)
+
+
+def test_fit_matches_a_weighted_vandermonde_solve():
+    t = np.linspace(0.0, 10.0, 50)
+    y = np.sin(t) + 0.1 * t
+    sigma = np.linspace(0.5, 1.5, 50)
+    r = gpumat.fit(t, y, basis="poly:3", sigma=sigma)
+    v = np.vander(t, 4, increasing=True) / sigma[:, None]
+    ref = np.linalg.lstsq(v, y / sigma, rcond=None)[0]
+    assert np.linalg.norm(r.coefficients - ref) / np.linalg.norm(ref) <= np.linalg.cond(v) * 50 * U
+    assert np.allclose(r.model(t), np.vander(t, 4, increasing=True) @ r.coefficients)
+    # Fourier: a pure harmonic of the data's span is fitted exactly.
+    r = gpumat.fit(t, 2.0 + np.cos(2 * np.pi * t / 10.0), basis="fourier:2")
+    assert np.abs(r.coefficients - [2.0, 1.0, 0.0, 0.0, 0.0]).max() <= 1e-12
+    for bad in ("poly", "poly:x", "poly:-1", "cubic:3"):
+        with pytest.raises(gpumat.InvalidArgumentError):
+            gpumat.fit(t, y, basis=bad)
+
+
+def test_lp_reaches_a_constructed_optimum():
+    m, n = 30, 90
+    r = rng(17)
+    a = r.uniform(-1.0, 1.0, (m, n))
+    x = np.zeros(n)
+    basic = r.choice(n, m, replace=False)
+    x[basic] = r.uniform(1.0, 2.0, m)
+    z = r.uniform(1.0, 2.0, n)
+    z[basic] = 0.0
+    y = r.uniform(-1.0, 1.0, m)
+    b, c = a @ x, a.T @ y + z
+    result = gpumat.lp(c, A_eq=a, b_eq=b)
+    assert result.success and result.status == "optimal", result.message
+    assert abs(result.fun - b @ y) <= 1e-8 * abs(b @ y)
+    assert np.abs(result.x - x).max() <= 1e-6
+    assert np.abs(result.y - y).max() <= 1e-6
+    infeasible = gpumat.lp([1.0, 1.0], A_ub=[[1.0, 1.0], [-1.0, -1.0]], b_ub=[1.0, -2.0])
+    assert infeasible.status == "infeasible" and not infeasible.success
+    unbounded = gpumat.lp([1.0, 1.0], A_ub=[[1.0, -1.0]], b_ub=[1.0], maximize=True)
+    assert unbounded.status == "unbounded"
+    free = gpumat.lp([1.0], A_ub=[[-1.0]], b_ub=[5.0], bounds=[(None, None)])
+    assert free.status == "optimal" and abs(free.fun + 5.0) <= 1e-8
+
+
+def test_failures_are_exceptions_with_their_fields():
+    not_spd = np.array([[1.0, 2.0], [2.0, 1.0]])
+    with pytest.raises(gpumat.NotPositiveDefiniteError) as e:
+        gpumat.cholesky(not_spd)
+    assert e.value.column == 2
+    assert isinstance(e.value, np.linalg.LinAlgError)
+    with pytest.raises(np.linalg.LinAlgError):
+        gpumat.solve(not_spd, np.ones(2), method="cholesky")
+    with pytest.raises(gpumat.NotSymmetricError) as e:
+        gpumat.cholesky(np.array([[2.0, 1.0], [0.0, 2.0]]))
+    assert (e.value.row, e.value.col) == (2, 1)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(gpumat.SingularMatrixError):
+        gpumat.solve(singular, np.ones(2), method="lu")
+    with pytest.raises(gpumat.SingularMatrixError):
+        gpumat.lu(np.zeros((2, 2)))
+    with pytest.raises(gpumat.NonFiniteError) as e:
+        gpumat.solve(np.array([[1.0, np.nan], [0.0, 1.0]]), np.ones(2))
+    assert (e.value.row, e.value.col) == (1, 2) and isinstance(e.value, ValueError)
+    with pytest.raises(gpumat.ShapeError):
+        gpumat.solve(np.eye(3), np.ones(4))
+    with pytest.raises(gpumat.ShapeError):
+        gpumat.solve(np.ones((2, 2, 2)), np.ones(2))
+    with pytest.raises(gpumat.WeightError):
+        gpumat.scaled_gram(np.ones((2, 2)), np.array([1.0, -1.0]))
+    with pytest.raises(TypeError):
+        gpumat.solve(np.eye(2, dtype=complex), np.ones(2))
+    with pytest.raises(TypeError):
+        gpumat.solve([["a", "b"], ["c", "d"]], np.ones(2))
+    with pytest.raises(ValueError, match="method"):
+        gpumat.solve(np.eye(2), np.ones(2), method="qr")
+    with pytest.raises(ValueError, match="storage"):
+        gpumat.cholesky(np.eye(2), storage="packed")
+    with pytest.raises(ValueError):
+        gpumat.Device("tpu")
+
+
+def test_device_choice():
+    d = gpumat.device()
+    assert d.kind in ("cpu", "cuda") and d.describe()
+    cpu = gpumat.Device("cpu")
+    x = gpumat.solve(np.eye(2) * 2.0, np.ones(2), device=cpu)
+    assert np.abs(x - 0.5).max() <= 4 * U
+    assert gpumat.asarray(np.eye(2), device=cpu).device.kind == "cpu"
