@@ -254,3 +254,31 @@ fn large_transfers_round_trip_exactly() {
         assert!(b.to_host().unwrap().iter().zip(&data).all(|(y, x)| *y == -x), "len {len}: second matrix");
     }
 }
+
+#[test]
+fn interop_exposes_addresses_and_refuses_to_wrap_host_memory() {
+    let dev = device();
+    let a = upload::<f64>(&[1.0, 2.0, 3.0, 4.0], 2, 2);
+    let b = a.try_clone().unwrap();
+    // Two matrices, two places; the address is stable while a matrix lives.
+    assert_ne!(a.address().unwrap(), b.address().unwrap());
+    assert_eq!(a.address().unwrap(), a.address().unwrap());
+    assert_eq!(dev.stream_handle().is_some(), !dev.is_cpu());
+    if dev.is_cpu() {
+        assert_eq!(dev.ordinal(), 0);
+        // SAFETY: refused before the pointer is used.
+        let wrapped = unsafe { dev.wrap_device_memory::<f64>(a.address().unwrap() as u64, 2, 2, Box::new(())) };
+        assert!(matches!(wrapped, Err(Error::InvalidArgument(_))));
+    } else {
+        // Memory of another matrix, shared: the wrapper reads what `a` holds,
+        // and dropping it frees nothing (`a` stays readable).
+        let keep = a.try_clone().unwrap();
+        let address = keep.address().unwrap() as u64;
+        // SAFETY: `keep` owns 4 f64 at `address` and outlives the wrapper.
+        let shared = unsafe { dev.wrap_device_memory::<f64>(address, 2, 2, Box::new(keep)) }.unwrap();
+        assert_eq!(shared.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(shared.address().unwrap() as u64, address);
+        drop(shared);
+        assert_eq!(a.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    }
+}

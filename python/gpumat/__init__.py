@@ -53,6 +53,7 @@ __all__ = [
     "Device",
     "device",
     "asarray",
+    "from_dlpack",
     "solve",
     "lstsq",
     "cholesky",
@@ -117,6 +118,30 @@ def asarray(x, device=None):
     return Array.from_numpy(dev, _host(x))
 
 
+def _on_gpu(x):
+    """Whether ``x`` is another library's CUDA array (CuPy, PyTorch)."""
+    try:
+        return not isinstance(x, Array) and x.__dlpack_device__()[0] == 2
+    except (AttributeError, TypeError):
+        return False
+
+
+def from_dlpack(x, device=None):
+    """An :class:`Array` sharing the memory of ``x``, a CUDA array of
+    another library (a CuPy array, a PyTorch tensor) or any DLPack producer:
+    no copy for a float64 vector or Fortran-ordered (column-major) matrix,
+    one copy on the device (a transpose) for a C-ordered one. The
+    producer's pending work is ordered before gpumat's through DLPack's
+    ``stream``. Host producers (NumPy) are copied as :func:`asarray` does.
+    The reverse needs nothing: ``cupy.from_dlpack(a)`` and
+    ``torch.from_dlpack(a)`` share an :class:`Array`'s memory.
+    """
+    if not _on_gpu(x):
+        return asarray(np.from_dlpack(x), device)
+    dev = device if device is not None else globals()["device"]()
+    return _gpumat.from_dlpack(dev, x)
+
+
 def _host(x, name="array"):
     """``x`` as a float64 NumPy array of one or two dimensions."""
     a = np.asarray(x)
@@ -136,24 +161,43 @@ class _Call:
     def __init__(self, device, **arrays):
         given = [a for a in arrays.values() if a is not None]
         resident = [a for a in given if isinstance(a, Array)]
-        self.host = not resident
+        foreign = [a for a in given if _on_gpu(a)]
+        self.host = not resident and not foreign
+        # Results go back to the library of the first CUDA array given.
+        self.library = _library(foreign[0]) if foreign and not resident else None
         self.device = device or (resident[0].device if resident else globals()["device"]())
         self.vectors = {k: (not isinstance(a, Array) and np.ndim(a) == 1) for k, a in arrays.items() if a is not None}
-        self.arrays = {
-            k: (a if isinstance(a, Array) else Array.from_numpy(self.device, _host(a, k))) if a is not None else None
-            for k, a in arrays.items()
-        }
+        self.arrays = {k: _operand(a, k, self.device) if a is not None else None for k, a in arrays.items()}
 
     def __getitem__(self, name):
         return self.arrays[name]
 
     def out(self, array, like=None):
-        """``array`` as the caller gave its inputs; a vector where input
-        ``like`` was one."""
-        if not self.host:
+        """``array`` as the caller gave its inputs (NumPy, the CUDA library's
+        own type, or :class:`Array`); a vector where input ``like`` was
+        one."""
+        if self.host:
+            out = array.numpy()
+        elif self.library is not None:
+            out = self.library.from_dlpack(array)
+        else:
             return array
-        out = array.numpy()
         return out[:, 0] if like is not None and self.vectors.get(like) else out
+
+
+def _library(x):
+    """The module whose ``from_dlpack`` makes arrays like ``x``."""
+    import importlib
+
+    return importlib.import_module(type(x).__module__.split(".")[0])
+
+
+def _operand(a, name, device):
+    if isinstance(a, Array):
+        return a
+    if _on_gpu(a):
+        return from_dlpack(a, device)
+    return Array.from_numpy(device, _host(a, name))
 
 
 def _solve_with(factor, call, b):

@@ -25,11 +25,12 @@ from ._errors import (
 from ._gpumat import Array as Array, Device as Device
 
 Host = npt.ArrayLike
-Operand = Union[Host, Array]
-Result = Union[npt.NDArray[np.float64], Array]
+Operand = Union[Host, Array, Any]  # also CuPy arrays and PyTorch CUDA tensors (DLPack)
+Result = Union[npt.NDArray[np.float64], Array, Any]
 
 def device() -> Device: ...
 def asarray(x: Operand, device: Optional[Device] = None) -> Array: ...
+def from_dlpack(x: Any, device: Optional[Device] = None) -> Array: ...
 def solve(
     a: Operand,
     b: Operand,

@@ -5,6 +5,8 @@
 //! the matching class of `gpumat._errors`, its fields as attributes; the
 //! GIL is released while the library works.
 
+mod dlpack;
+
 use gpumat::io::mps::Sense;
 use gpumat::optim::lp::{self, DenseLp, LpOptions, LpPrecision};
 use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, SolveOptions, Sym, SymStorage};
@@ -15,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// The Python exception for a library error.
-fn raise(e: Error) -> PyErr {
+pub(crate) fn raise(e: Error) -> PyErr {
     Python::attach(|py| match exception(py, &e) {
         Ok(err) => err,
         Err(err) => err,
@@ -191,6 +193,44 @@ impl PyArray {
             Some(dtype) => host.call_method1("astype", (dtype,)),
             None => Ok(host),
         }
+    }
+
+    /// DLPack: the array shared without a copy (CuPy's and PyTorch's
+    /// `from_dlpack`, NumPy's for CPU arrays). Pending work is waited for,
+    /// so the consumer's `stream` may read at once.
+    #[pyo3(signature = (stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        slf: &Bound<'_, Self>,
+        stream: Option<Bound<'_, PyAny>>,
+        max_version: Option<Bound<'_, PyAny>>,
+        dl_device: Option<Bound<'_, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (stream, max_version);
+        if copy == Some(true) {
+            return Err(pyo3::exceptions::PyBufferError::new_err("gpumat exports its arrays without copies"));
+        }
+        if let Some(d) = dl_device.filter(|d| !d.is_none()) {
+            let want: (i32, i32) = d.extract()?;
+            if want != dlpack::device_of(slf.get().inner.device()) {
+                return Err(pyo3::exceptions::PyBufferError::new_err(format!(
+                    "the array is on DLPack device {:?}, not {want:?}",
+                    dlpack::device_of(slf.get().inner.device())
+                )));
+            }
+        }
+        dlpack::export(slf.py(), slf.clone().into_any().unbind(), &slf.get().inner)
+    }
+
+    /// `(device type, device id)`: (1, 0) on the CPU, (2, ordinal) on a GPU.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        dlpack::device_of(self.inner.device())
+    }
+
+    /// The address of the entries (for checking that memory is shared).
+    #[getter]
+    fn address(&self) -> PyResult<usize> {
+        self.inner.address().or_raise()
     }
 
     fn __repr__(&self) -> String {
@@ -512,6 +552,13 @@ fn lp_solve<'py>(
     Ok(out)
 }
 
+/// A CUDA tensor of another library (CuPy, PyTorch) as an array on
+/// `device`, shared without a copy when column-major (see `dlpack`).
+#[pyfunction]
+fn from_dlpack(py: Python<'_>, device: &PyDevice, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    Ok(wrap(dlpack::import(py, &device.inner, x)?))
+}
+
 #[pymodule]
 fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
@@ -530,6 +577,7 @@ fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(scaled_gram, m)?,
         wrap_pyfunction!(ldlt, m)?,
         wrap_pyfunction!(lp_solve, m)?,
+        wrap_pyfunction!(from_dlpack, m)?,
     ] {
         m.add_function(f)?;
     }

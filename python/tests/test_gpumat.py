@@ -227,3 +227,58 @@ def test_device_choice():
     x = gpumat.solve(np.eye(2) * 2.0, np.ones(2), device=cpu)
     assert np.abs(x - 0.5).max() <= 4 * U
     assert gpumat.asarray(np.eye(2), device=cpu).device.kind == "cpu"
+
+
+def test_dlpack_export_shares_memory():
+    a = gpumat.asarray(np.arange(6.0).reshape(2, 3), device=gpumat.Device("cpu"))
+    assert a.__dlpack_device__() == (1, 0)
+    view = np.from_dlpack(a)
+    assert view.shape == (2, 3) and np.array_equal(view, np.arange(6.0).reshape(2, 3))
+    # The same memory, column-major: no copy was made.
+    assert view.__array_interface__["data"][0] == a.address
+    assert view.strides == (8, 16)
+    with pytest.raises(BufferError):
+        a.__dlpack__(copy=True)
+    # A host producer is copied, as asarray does.
+    b = gpumat.from_dlpack(np.asfortranarray(np.eye(2)), device=gpumat.Device("cpu"))
+    assert b.numpy().tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+cupy = pytest.importorskip("cupy") if gpumat.device().kind == "cuda" else None
+
+
+@pytest.mark.skipif(gpumat.device().kind != "cuda", reason="needs a GPU and CuPy")
+def test_cupy_arrays_are_shared_both_ways():
+    n = 64
+    a = cupy.asfortranarray(cupy.asarray(spd(n, 20)))
+    b = cupy.asarray(rng(21).standard_normal(n))
+    wrapped = gpumat.from_dlpack(a)
+    assert wrapped.address == a.data.ptr, "a Fortran-ordered array is shared, not copied"
+    x = gpumat.solve(a, b)
+    assert isinstance(x, cupy.ndarray) and x.shape == (n,)
+    assert backward_error(spd(n, 20), cupy.asnumpy(x), cupy.asnumpy(b)) <= 10 * n * U
+    # C-ordered: one transpose on the device, same answer.
+    assert cupy.array_equal(gpumat.solve(cupy.ascontiguousarray(a), b), x)
+    back = cupy.from_dlpack(gpumat.asarray(np.eye(3)))
+    assert cupy.array_equal(back, cupy.eye(3))
+    # Work queued by CuPy on its own stream is ordered before gpumat's.
+    with cupy.cuda.Stream(non_blocking=True):
+        c = cupy.asfortranarray(cupy.ones((n, n)) * 2.0 + cupy.eye(n))
+        y = gpumat.solve(c, cupy.ones(n))
+    assert float(cupy.abs(c @ y - 1.0).max()) <= 1e-12
+
+
+@pytest.mark.skipif(gpumat.device().kind != "cuda", reason="needs a GPU and PyTorch")
+def test_torch_tensors_are_shared_both_ways():
+    torch = pytest.importorskip("torch")
+    n = 48
+    a = torch.tensor(spd(n, 22), device="cuda").T  # column-major view
+    b = torch.ones(n, dtype=torch.float64, device="cuda")
+    assert gpumat.from_dlpack(a).address == a.data_ptr()
+    x = gpumat.solve(a, b)
+    assert isinstance(x, torch.Tensor) and x.shape == (n,)
+    assert backward_error(spd(n, 22), x.cpu().numpy(), np.ones(n)) <= 10 * n * U
+    back = torch.from_dlpack(gpumat.asarray(np.eye(2)))
+    assert back.device.type == "cuda" and torch.equal(back, torch.eye(2, dtype=torch.float64, device="cuda"))
+    with pytest.raises(TypeError):
+        gpumat.from_dlpack(torch.ones(3, 3, device="cuda"))  # float32

@@ -29,6 +29,8 @@ macro_rules! with_backend {
 
 mod cholesky;
 pub mod device;
+// Sharing memory with other GPU libraries (DLPack).
+mod interop;
 // Symmetric indefinite LDLᵀ.
 mod ldlt;
 mod lu;

@@ -3,6 +3,7 @@
 //! and scratch for reductions.
 
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::{CudaSlice, DevicePtr, DriverError};
@@ -128,7 +129,36 @@ impl Cuda {
             e => Error::Device(format!("allocating {bytes} bytes: {e}")),
         })?;
         let ptr = mem.device_ptr(&self.stream).0;
-        Ok(CudaBuffer { mem, ptr, len, _elem: PhantomData })
+        Ok(CudaBuffer { mem: ManuallyDrop::new(mem), ptr, len, owner: None, _elem: PhantomData })
+    }
+
+    /// `len` elements of `E` at the device address `ptr`, memory that
+    /// `owner` keeps alive and that the buffer never frees (DLPack).
+    ///
+    /// # Safety
+    /// `ptr` must address `len` elements of `E` on this device, in a
+    /// context this one shares, valid for as long as `owner` lives; work
+    /// another library has queued on it must be ordered before this
+    /// queue's (the DLPack `stream` argument does that).
+    pub unsafe fn wrap_foreign<E: Elem>(
+        &self,
+        ptr: u64,
+        len: usize,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> CudaBuffer<E> {
+        // SAFETY: the caller's contract; the slice is leaked on drop.
+        let mem = unsafe { self.stream.upgrade_device_ptr::<u8>(ptr, (len * size_of::<E>()).max(1)) };
+        CudaBuffer { mem: ManuallyDrop::new(mem), ptr, len, owner: Some(owner), _elem: PhantomData }
+    }
+
+    /// The queue's `CUstream` handle, for ordering with other libraries.
+    pub fn stream_handle(&self) -> usize {
+        self.stream.cu_stream() as usize
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.stream.context().ordinal()
     }
 
     /// Scratch memory for reductions, outside the `Buffer` types.

@@ -42,8 +42,10 @@ pub mod vendor;
 
 pub use graph::PLAIN_RUNS;
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -94,10 +96,26 @@ pub struct Cuda {
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
 /// fits; `ptr` is its device address.
 pub struct CudaBuffer<E> {
-    mem: CudaSlice<u8>,
+    mem: ManuallyDrop<CudaSlice<u8>>,
     ptr: u64,
     len: usize,
+    /// For memory another library owns (a DLPack tensor), what keeps it
+    /// alive; such memory is never freed here.
+    owner: Option<Box<dyn Any + Send + Sync>>,
     _elem: PhantomData<E>,
+}
+
+impl<E> Drop for CudaBuffer<E> {
+    fn drop(&mut self) {
+        // SAFETY: `mem` is taken once, here, and not used after.
+        let mem = unsafe { ManuallyDrop::take(&mut self.mem) };
+        if self.owner.is_some() {
+            // The owner may free the memory once it is dropped, after this:
+            // the queue's work on it must be done by then.
+            let _ = mem.stream().synchronize();
+            mem.leak();
+        }
+    }
 }
 
 impl<E> DeviceBuffer for CudaBuffer<E> {
