@@ -64,6 +64,8 @@ __all__ = [
     "rref",
     "scaled_gram",
     "fit",
+    "solve_batched",
+    "solve_tridiagonal",
     "lp",
     "LinAlgError",
     "NotPositiveDefiniteError",
@@ -401,6 +403,72 @@ def scaled_gram(a, d, device=None):
     """
     call = _Call(device, a=a, d=d)
     return call.out(_gpumat.scaled_gram(call["a"], call["d"]))
+
+
+def _members(failures, x, check):
+    """``x``, or the first failed member's exception (``.index``, with
+    ``.failed``, every failed index, and ``.x``, the others' solutions)."""
+    failed = {i: e for i, e in enumerate(failures) if e is not None}
+    if check and failed:
+        first = failed[min(failed)]
+        first.failed, first.x = sorted(failed), x
+        raise first
+    return x if check else (x, failed)
+
+
+def solve_batched(a, b, method="lu", check=True, device=None):
+    """``count`` independent dense systems at once: ``a`` of shape
+    ``(count, n, n)`` and ``b`` of ``(count, n)`` or ``(count, n, k)``;
+    ``method`` ``"lu"`` (partial pivoting) or ``"cholesky"``. A failed
+    member spoils none of the others: with ``check=True`` (the default) its
+    exception is raised, naming it (``.index``), with ``.failed`` (every
+    failed index) and ``.x`` (the solutions, NaN where failed); with
+    ``check=False`` the result is ``(x, {index: exception})``. The members
+    are rearranged into gpumat's column-major layout on the way (one copy).
+
+    >>> a = np.array([np.eye(2) * 2.0, [[0.0, 1.0], [1.0, 0.0]]])
+    >>> gpumat.solve_batched(a, np.ones((2, 2))).tolist()
+    [[0.5, 0.5], [1.0, 1.0]]
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.ndim != 3 or a.shape[1] != a.shape[2]:
+        raise ShapeError(f"a has shape {a.shape}; expected (count, n, n)")
+    count, n = a.shape[0], a.shape[1]
+    vector = b.ndim == 2
+    b3 = b[:, :, None] if vector else b
+    if b3.ndim != 3 or b3.shape[:2] != (count, n):
+        raise ShapeError(f"b has shape {b.shape}; expected ({count}, {n}) or ({count}, {n}, k)")
+    k = b3.shape[2]
+    column_major = lambda m: np.ascontiguousarray(np.swapaxes(m, 1, 2)).ravel()  # noqa: E731
+    dev = device if device is not None else globals()["device"]()
+    x, failures = _gpumat.solve_batched(dev, n, k, count, column_major(a), column_major(b3), method)
+    x = np.swapaxes(x.reshape(count, k, n), 1, 2)
+    return _members(failures, x[:, :, 0] if vector else x, check)
+
+
+def solve_tridiagonal(dl, d, du, b, pivoting=False, check=True, device=None):
+    """``count`` tridiagonal systems at once, each argument of shape
+    ``(count, m)`` (or ``(m,)`` for one system): ``dl[s, i]`` is
+    ``T(i, i−1)`` (``dl[s, 0]`` not read), ``d`` the diagonal, ``du[s, i]``
+    is ``T(i, i+1)`` (``du[s, m−1]`` not read), ``b`` the right-hand side.
+    Thomas's elimination without pivoting (diagonally dominant or SPD
+    systems), or with ``pivoting=True`` partial pivoting as LAPACK's
+    ``dgtsv``. Failures as :func:`solve_batched`.
+
+    >>> gpumat.solve_tridiagonal([0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0], [5.0, 6.0, 5.0]).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    parts = [np.asarray(v, dtype=np.float64) for v in (dl, d, du, b)]
+    single = parts[1].ndim == 1
+    parts = [np.atleast_2d(v) for v in parts]
+    shape = parts[1].shape
+    if len(shape) != 2 or any(v.shape != shape for v in parts):
+        raise ShapeError(f"dl, d, du and b must share one shape (count, m); got {[v.shape for v in parts]}")
+    count, m = shape
+    dev = device if device is not None else globals()["device"]()
+    x, failures = _gpumat.solve_tridiagonal(dev, m, count, [np.ascontiguousarray(v).ravel() for v in parts], pivoting)
+    x = x.reshape(count, m)
+    return _members(failures, x[0] if single else x, check)
 
 
 FitResult = namedtuple("FitResult", ["coefficients", "standard_errors", "residual_norm", "condition", "model"])

@@ -78,6 +78,19 @@ def det(a: Operand, device: Optional[Device] = None) -> float: ...
 def rref(a: Operand, tol: Optional[float] = None, device: Optional[Device] = None) -> tuple[Result, list[int]]: ...
 def scaled_gram(a: Operand, d: Operand, device: Optional[Device] = None) -> Result: ...
 
+def solve_batched(
+    a: Host, b: Host, method: str = "lu", check: bool = True, device: Optional[Device] = None
+) -> Any: ...
+def solve_tridiagonal(
+    dl: Host,
+    d: Host,
+    du: Host,
+    b: Host,
+    pivoting: bool = False,
+    check: bool = True,
+    device: Optional[Device] = None,
+) -> Any: ...
+
 class FitResult(NamedTuple):
     coefficients: Result
     standard_errors: Optional[npt.NDArray[np.float64]]

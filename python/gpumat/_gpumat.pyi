@@ -55,6 +55,18 @@ def rref(a: Array, tol: Optional[float] = None) -> tuple[Array, list[int], int]:
 def scaled_gram(a: Array, d: Array) -> Array: ...
 def ldlt(a: Array, storage_name: str) -> Ldlt: ...
 def from_dlpack(device: Device, x: Any) -> Array: ...
+def solve_batched(
+    device: Device,
+    n: int,
+    k: int,
+    count: int,
+    a: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+    method: str,
+) -> tuple[npt.NDArray[np.float64], list[Optional[BaseException]]]: ...
+def solve_tridiagonal(
+    device: Device, m: int, count: int, parts: list[npt.NDArray[np.float64]], pivoting: bool
+) -> tuple[npt.NDArray[np.float64], list[Optional[BaseException]]]: ...
 def lp_solve(
     device: Device,
     m: int,

@@ -7,6 +7,7 @@
 
 mod dlpack;
 
+use gpumat::batch::{self, Batch, TridiagonalMethod};
 use gpumat::io::mps::Sense;
 use gpumat::optim::lp::{self, DenseLp, LpOptions, LpPrecision};
 use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, SolveOptions, Sym, SymStorage};
@@ -552,6 +553,87 @@ fn lp_solve<'py>(
     Ok(out)
 }
 
+/// A batch's solutions, flat, and each member's exception or `None`.
+type Members<'py> = (Bound<'py, PyArray1<f64>>, Vec<Option<Py<PyAny>>>);
+
+/// Each failed member's exception (with `.index`), or `None`.
+fn member_errors(py: Python<'_>, errors: impl Iterator<Item = Option<Error>>) -> PyResult<Vec<Option<Py<PyAny>>>> {
+    errors
+        .enumerate()
+        .map(|(index, e)| {
+            e.map(|e| {
+                let err = exception(py, &Error::InBatch { index, source: Box::new(e) })?;
+                Ok(err.value(py).clone().into_any().unbind())
+            })
+            .transpose()
+        })
+        .collect()
+}
+
+/// `count` dense systems `A_s·X_s = B_s` at once (`a`: the `n × n` members
+/// one after another, column-major; `b`: the `n × k` ones): `x` in the same
+/// layout and each member's failure or `None`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn solve_batched<'py>(
+    py: Python<'py>,
+    device: &PyDevice,
+    n: usize,
+    k: usize,
+    count: usize,
+    a: PyReadonlyArray1<'py, f64>,
+    b: PyReadonlyArray1<'py, f64>,
+    method: &str,
+) -> PyResult<Members<'py>> {
+    let cholesky = match method {
+        "lu" => false,
+        "cholesky" => true,
+        _ => return Err(PyValueError::new_err(format!("method must be 'lu' or 'cholesky', not {method:?}"))),
+    };
+    let dev = &device.inner;
+    let (a, b) = (
+        a.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?,
+        b.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?,
+    );
+    let (x, status) = py
+        .detach(|| {
+            let a = Batch::from_host(dev, (n, n), count, a)?;
+            let b = Batch::from_host(dev, (n, k), count, b)?;
+            let f = if cholesky { batch::cholesky(&a)? } else { batch::lu(&a)? };
+            let x = f.solve(&b)?.to_host()?;
+            Ok::<_, Error>((x, f.status().to_vec()))
+        })
+        .or_raise()?;
+    Ok((PyArray1::from_vec(py, x), member_errors(py, status.into_iter().map(|s| s.error()))?))
+}
+
+/// `count` tridiagonal systems (each argument the `m`-vectors one after
+/// another): `x` and each system's failure or `None`.
+#[pyfunction]
+fn solve_tridiagonal<'py>(
+    py: Python<'py>,
+    device: &PyDevice,
+    m: usize,
+    count: usize,
+    parts: [PyReadonlyArray1<'py, f64>; 4],
+    pivoting: bool,
+) -> PyResult<Members<'py>> {
+    let dev = &device.inner;
+    let slices: Vec<&[f64]> = parts
+        .iter()
+        .map(|p| p.as_slice().map_err(|e| PyValueError::new_err(e.to_string())))
+        .collect::<PyResult<_>>()?;
+    let method = if pivoting { TridiagonalMethod::PartialPivoting } else { TridiagonalMethod::NoPivoting };
+    let (x, status) = py
+        .detach(|| {
+            let [dl, d, du, b] = [0, 1, 2, 3].map(|i| Batch::from_host(dev, (m, 1), count, slices[i]));
+            let s = batch::solve_tridiagonal(&dl?, &d?, &du?, &b?, method)?;
+            Ok::<_, Error>((s.x.to_host()?, s.status))
+        })
+        .or_raise()?;
+    Ok((PyArray1::from_vec(py, x), member_errors(py, status.into_iter().map(|s| s.error()))?))
+}
+
 /// A CUDA tensor of another library (CuPy, PyTorch) as an array on
 /// `device`, shared without a copy when column-major (see `dlpack`).
 #[pyfunction]
@@ -578,6 +660,8 @@ fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(ldlt, m)?,
         wrap_pyfunction!(lp_solve, m)?,
         wrap_pyfunction!(from_dlpack, m)?,
+        wrap_pyfunction!(solve_batched, m)?,
+        wrap_pyfunction!(solve_tridiagonal, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -229,6 +229,48 @@ def test_device_choice():
     assert gpumat.asarray(np.eye(2), device=cpu).device.kind == "cpu"
 
 
+def test_batched_solves_match_numpy_and_report_each_failure():
+    count, n = 50, 6
+    a = rng(30).standard_normal((count, n, n)) + 3.0 * np.eye(n)
+    b = rng(31).standard_normal((count, n))
+    x = gpumat.solve_batched(a, b)
+    assert x.shape == (count, n)
+    for s in range(count):
+        assert backward_error(a[s], x[s], b[s]) <= 10 * n * U
+    spd_batch = np.einsum("sij,skj->sik", a, a)
+    x = gpumat.solve_batched(spd_batch, b[:, :, None], method="cholesky")
+    assert x.shape == (count, n, 1)
+    assert max(backward_error(spd_batch[s], x[s, :, 0], b[s]) for s in range(count)) <= 10 * n * U
+    # Members 3 and 7 singular: the others are solved, each failure named.
+    a[3] = 0.0
+    a[7, :, 2] = 0.0
+    with pytest.raises(gpumat.SingularMatrixError) as e:
+        gpumat.solve_batched(a, b)
+    assert e.value.index == 3 and e.value.failed == [3, 7]
+    assert np.isnan(e.value.x[3]).all() and np.isfinite(e.value.x[4]).all()
+    x, failed = gpumat.solve_batched(a, b, check=False)
+    assert sorted(failed) == [3, 7] and isinstance(failed[7], gpumat.SingularMatrixError)
+    assert backward_error(a[0], x[0], b[0]) <= 10 * n * U
+    with pytest.raises(gpumat.ShapeError):
+        gpumat.solve_batched(a[:, :, :3], b)
+
+
+def test_tridiagonal_batches_match_a_dense_solve():
+    count, m = 20, 30
+    r = rng(32)
+    dl, du, b = r.uniform(-1.0, 1.0, (3, count, m))
+    d = 3.0 + r.uniform(0.0, 1.0, (count, m))
+    for pivoting in (False, True):
+        x = gpumat.solve_tridiagonal(dl, d, du, b, pivoting=pivoting)
+        for s in range(count):
+            t = np.diag(d[s]) + np.diag(dl[s, 1:], -1) + np.diag(du[s, :-1], 1)
+            assert backward_error(t, x[s], b[s]) <= 10 * m * U
+    d[5, 0], du[5, 0] = 0.0, 0.0  # system 5 singular: a zero first row
+    with pytest.raises(gpumat.SingularMatrixError) as e:
+        gpumat.solve_tridiagonal(dl, d, du, b)
+    assert e.value.index == 5 and e.value.failed == [5]
+
+
 def test_dlpack_export_shares_memory():
     a = gpumat.asarray(np.arange(6.0).reshape(2, 3), device=gpumat.Device("cpu"))
     assert a.__dlpack_device__() == (1, 0)
