@@ -66,6 +66,7 @@ __all__ = [
     "fit",
     "solve_batched",
     "solve_tridiagonal",
+    "ShallowWater",
     "lp",
     "LinAlgError",
     "NotPositiveDefiniteError",
@@ -469,6 +470,55 @@ def solve_tridiagonal(dl, d, du, b, pivoting=False, check=True, device=None):
     x, failures = _gpumat.solve_tridiagonal(dev, m, count, [np.ascontiguousarray(v).ravel() for v in parts], pivoting)
     x = x.reshape(count, m)
     return _members(failures, x[0] if single else x, check)
+
+
+class ShallowWater:
+    """The shallow-water equations with Chézy friction by Casulli's (1990)
+    semi-implicit scheme, as ``gpumat swe`` runs them: still water at
+    ``t = 0`` over the bathymetry ``h`` (depth below the datum, an
+    ``nx × ny`` array) with the surface elevation ``z``, cells of
+    ``dx × dy`` metres, time step ``dt`` seconds, ``chezy`` the friction
+    coefficient (infinite: none), ``drying`` to let cells dry and flood.
+    Each half step solves one tridiagonal system per grid line, all at once
+    on the device.
+
+    >>> h = np.full((40, 4), 10.0)
+    >>> z = np.tile(0.1 * np.cos(np.pi * (np.arange(40) + 0.5) / 40)[:, None], (1, 4))
+    >>> model = gpumat.ShallowWater(h, z, dx=100.0, dy=100.0, dt=5.0)
+    >>> model.advance(20)
+    >>> f = model.fields()
+    >>> f["z"].shape, f["u"].shape, bool(abs(f["volume"] - 40 * 4 * 100.0**2 * 10.0) < 1e-6)
+    ((40, 4), (41, 4), True)
+    """
+
+    def __init__(self, h, z, dx, dy, dt, chezy=float("inf"), drying=False, device=None):
+        dev = device if device is not None else globals()["device"]()
+        h, z = _host(h, "h"), _host(z, "z")
+        self._model = _gpumat.ShallowWater(dev, h, z, dx, dy, dt, chezy, drying)
+
+    def advance(self, steps):
+        """Takes ``steps`` time steps."""
+        self._model.advance(steps)
+
+    @property
+    def time(self):
+        """Seconds simulated."""
+        return self._model.time
+
+    @property
+    def steps(self):
+        return self._model.steps
+
+    def fields(self):
+        """The fields, checked (finite, wet, Courant number in bounds): ``h``
+        and ``z`` (``nx × ny``), ``u`` (``(nx+1) × ny``, on the faces across
+        x), ``v`` (``nx × (ny+1)``), and the diagnostics ``volume`` (m³),
+        ``min_depth`` and ``courant``."""
+        out = self._model.fields()
+        for name in ("h", "z", "u", "v"):
+            flat, shape = out[name]
+            out[name] = flat.reshape(shape, order="F")
+        return out
 
 
 FitResult = namedtuple("FitResult", ["coefficients", "standard_errors", "residual_norm", "condition", "model"])

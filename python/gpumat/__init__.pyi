@@ -91,6 +91,25 @@ def solve_tridiagonal(
     device: Optional[Device] = None,
 ) -> Any: ...
 
+class ShallowWater:
+    def __init__(
+        self,
+        h: Host,
+        z: Host,
+        dx: float,
+        dy: float,
+        dt: float,
+        chezy: float = ...,
+        drying: bool = False,
+        device: Optional[Device] = None,
+    ) -> None: ...
+    def advance(self, steps: int) -> None: ...
+    @property
+    def time(self) -> float: ...
+    @property
+    def steps(self) -> int: ...
+    def fields(self) -> dict[str, Any]: ...
+
 class FitResult(NamedTuple):
     coefficients: Result
     standard_errors: Optional[npt.NDArray[np.float64]]

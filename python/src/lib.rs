@@ -7,6 +7,7 @@
 
 mod dlpack;
 
+use gpumat::apps::swe;
 use gpumat::batch::{self, Batch, TridiagonalMethod};
 use gpumat::io::mps::Sense;
 use gpumat::optim::lp::{self, DenseLp, LpOptions, LpPrecision};
@@ -142,28 +143,13 @@ impl PyArray {
     /// strided.
     #[staticmethod]
     fn from_numpy(py: Python<'_>, device: &PyDevice, a: PyReadonlyArrayDyn<'_, f64>) -> PyResult<Self> {
-        let shape = a.shape().to_vec();
-        let (rows, cols) = match shape[..] {
-            [n] => (n, 1),
-            [m, n] => (m, n),
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "expected a 1-D or 2-D array, got {} dimensions",
-                    shape.len()
-                )));
-            }
-        };
+        let (rows, cols) = shape_of(&a)?;
         let dev = device.inner.clone();
         let inner = if a.is_fortran_contiguous() {
             let data = a.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
             dev.from_col_major(rows, cols, data).or_raise()?
         } else {
-            let view = a.as_array();
-            let data: Vec<f64> = if shape.len() == 1 {
-                view.iter().copied().collect()
-            } else {
-                (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| view[[i, j]]).collect()
-            };
+            let data = col_major(&a)?.0;
             py.detach(move || dev.from_col_major(rows, cols, &data)).or_raise()?
         };
         Ok(PyArray { inner })
@@ -248,6 +234,27 @@ impl PyArray {
     fn device(&self) -> PyDevice {
         PyDevice { inner: self.inner.device().clone() }
     }
+}
+
+/// `(rows, cols)` of a 1-D (one column) or 2-D array.
+fn shape_of(a: &PyReadonlyArrayDyn<'_, f64>) -> PyResult<(usize, usize)> {
+    match a.shape() {
+        [n] => Ok((*n, 1)),
+        [m, n] => Ok((*m, *n)),
+        s => Err(PyValueError::new_err(format!("expected a 1-D or 2-D array, got {} dimensions", s.len()))),
+    }
+}
+
+/// The entries of a 1-D or 2-D array, column-major, whatever its layout.
+fn col_major(a: &PyReadonlyArrayDyn<'_, f64>) -> PyResult<(Vec<f64>, usize, usize)> {
+    let (rows, cols) = shape_of(a)?;
+    let view = a.as_array();
+    let data = if a.ndim() == 1 {
+        view.iter().copied().collect()
+    } else {
+        (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| view[[i, j]]).collect()
+    };
+    Ok((data, rows, cols))
 }
 
 fn wrap(inner: Matrix<f64>) -> PyArray {
@@ -634,6 +641,78 @@ fn solve_tridiagonal<'py>(
     Ok((PyArray1::from_vec(py, x), member_errors(py, status.into_iter().map(|s| s.error()))?))
 }
 
+/// The shallow-water equations by Casulli's (1990) semi-implicit scheme
+/// (`gpumat::apps::swe`): still water over the bathymetry `h` (depth below
+/// the datum, `nx × ny`) with the surface `z`, on cells of `dx × dy`
+/// metres, stepped by `dt` seconds; Chézy friction `chezy` (infinite: none)
+/// and wetting and drying when `drying`.
+#[pyclass(name = "ShallowWater", module = "gpumat._gpumat", unsendable)]
+struct PyShallowWater {
+    inner: swe::Model,
+}
+
+#[pymethods]
+impl PyShallowWater {
+    #[new]
+    #[pyo3(signature = (device, h, z, dx, dy, dt, chezy=f64::INFINITY, drying=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        device: &PyDevice,
+        h: PyReadonlyArrayDyn<'_, f64>,
+        z: PyReadonlyArrayDyn<'_, f64>,
+        dx: f64,
+        dy: f64,
+        dt: f64,
+        chezy: f64,
+        drying: bool,
+    ) -> PyResult<Self> {
+        let (h, nx, ny) = col_major(&h)?;
+        let (z, zx, zy) = col_major(&z)?;
+        if (zx, zy) != (nx, ny) {
+            return Err(raise(Error::dims("ShallowWater", format!("h is {nx}×{ny} but z is {zx}×{zy}"))));
+        }
+        let grid = swe::Grid::new(nx, ny, dx, dy).or_raise()?;
+        let params = swe::Params { drying, ..swe::Params::new(dt).with_chezy(chezy) };
+        let fields = swe::Fields::at_rest(&grid, h, z);
+        let execution = swe::Execution::Device(device.inner.clone());
+        let inner = py.detach(move || swe::Model::new(grid, params, &fields, execution)).or_raise()?;
+        Ok(PyShallowWater { inner })
+    }
+
+    /// Takes `steps` time steps.
+    fn advance(&mut self, steps: u64) -> PyResult<()> {
+        self.inner.advance(steps).or_raise()
+    }
+
+    /// Seconds simulated.
+    #[getter]
+    fn time(&self) -> f64 {
+        self.inner.time()
+    }
+
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.inner.steps()
+    }
+
+    /// `{"h", "z", "u", "v"}` as flat column-major arrays with their
+    /// shapes, checked (finite, wet, Courant number in bounds), and the
+    /// diagnostics (volume, smallest depth, Courant number).
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (f, d) = self.inner.check().or_raise()?;
+        let [sc, su, sv] = self.inner.grid().shapes();
+        let out = PyDict::new(py);
+        for (name, data, shape) in [("h", f.h, sc), ("z", f.z, sc), ("u", f.u, su), ("v", f.v, sv)] {
+            out.set_item(name, (PyArray1::from_vec(py, data), shape))?;
+        }
+        out.set_item("volume", d.volume)?;
+        out.set_item("min_depth", d.min_depth)?;
+        out.set_item("courant", d.courant)?;
+        Ok(out)
+    }
+}
+
 /// A CUDA tensor of another library (CuPy, PyTorch) as an array on
 /// `device`, shared without a copy when column-major (see `dlpack`).
 #[pyfunction]
@@ -648,6 +727,7 @@ fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCholesky>()?;
     m.add_class::<PyLu>()?;
     m.add_class::<PyLdlt>()?;
+    m.add_class::<PyShallowWater>()?;
     for f in [
         wrap_pyfunction!(solve, m)?,
         wrap_pyfunction!(lstsq, m)?,

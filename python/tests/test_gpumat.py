@@ -271,6 +271,29 @@ def test_tridiagonal_batches_match_a_dense_solve():
     assert e.value.index == 5 and e.value.failed == [5]
 
 
+def test_the_shallow_water_model_keeps_a_lake_at_rest_and_conserves_volume():
+    nx, ny = 32, 6
+    h = np.full((nx, ny), 8.0)
+    rest = gpumat.ShallowWater(h, np.zeros((nx, ny)), dx=50.0, dy=50.0, dt=2.0)
+    rest.advance(10)
+    f = rest.fields()
+    assert np.abs(f["z"]).max() == 0.0 and np.abs(f["u"]).max() == 0.0
+    assert rest.steps == 10 and rest.time == 20.0
+    wave = 0.05 * np.cos(np.pi * (np.arange(nx) + 0.5) / nx)[:, None] * np.ones((1, ny))
+    model = gpumat.ShallowWater(h, wave, dx=50.0, dy=50.0, dt=2.0, chezy=60.0)
+    volume = model.fields()["volume"]
+    model.advance(50)
+    f = model.fields()
+    # Mass is conserved to rounding (a relative 1e−12 leaves room for it).
+    assert abs(f["volume"] - volume) <= 1e-12 * volume
+    assert f["u"].shape == (nx + 1, ny) and f["v"].shape == (nx, ny + 1)
+    assert np.abs(f["u"]).max() > 0.0, "the surface tilt drives a current"
+    with pytest.raises(gpumat.InvalidArgumentError):
+        gpumat.ShallowWater(h, np.zeros((nx, ny)), dx=-1.0, dy=50.0, dt=2.0)
+    with pytest.raises(gpumat.ShapeError):
+        gpumat.ShallowWater(h, np.zeros((nx, ny + 1)), dx=50.0, dy=50.0, dt=2.0)
+
+
 def test_dlpack_export_shares_memory():
     a = gpumat.asarray(np.arange(6.0).reshape(2, 3), device=gpumat.Device("cpu"))
     assert a.__dlpack_device__() == (1, 0)
