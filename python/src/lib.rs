@@ -641,6 +641,9 @@ fn solve_tridiagonal<'py>(
     Ok((PyArray1::from_vec(py, x), member_errors(py, status.into_iter().map(|s| s.error()))?))
 }
 
+/// Time steps between two looks for Ctrl-C.
+const SIGNAL_STEPS: u64 = 64;
+
 /// The shallow-water equations by Casulli's (1990) semi-implicit scheme
 /// (`gpumat::apps::swe`): still water over the bathymetry `h` (depth below
 /// the datum, `nx × ny`) with the surface `z`, on cells of `dx × dy`
@@ -680,9 +683,18 @@ impl PyShallowWater {
         Ok(PyShallowWater { inner })
     }
 
-    /// Takes `steps` time steps.
-    fn advance(&mut self, steps: u64) -> PyResult<()> {
-        self.inner.advance(steps).or_raise()
+    /// Takes `steps` time steps, in runs of at most `SIGNAL_STEPS` with a
+    /// look for Ctrl-C between them, which raises `KeyboardInterrupt`
+    /// after the run under way.
+    fn advance(&mut self, py: Python<'_>, steps: u64) -> PyResult<()> {
+        let mut left = steps;
+        while left > 0 {
+            let run = left.min(SIGNAL_STEPS);
+            self.inner.advance(run).or_raise()?;
+            left -= run;
+            py.check_signals()?;
+        }
+        Ok(())
     }
 
     /// Seconds simulated.

@@ -294,6 +294,29 @@ def test_the_shallow_water_model_keeps_a_lake_at_rest_and_conserves_volume():
         gpumat.ShallowWater(h, np.zeros((nx, ny + 1)), dx=50.0, dy=50.0, dt=2.0)
 
 
+def test_ctrl_c_interrupts_a_long_run():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import numpy as np, gpumat\n"
+        "m = gpumat.ShallowWater(np.full((16, 2), 5.0), np.zeros((16, 2)), dx=10.0, dy=10.0, dt=1.0)\n"
+        "print('running', flush=True)\n"
+        "m.advance(10**12)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "running"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert "KeyboardInterrupt" in err, err
+
+
 def test_dlpack_export_shares_memory():
     a = gpumat.asarray(np.arange(6.0).reshape(2, 3), device=gpumat.Device("cpu"))
     assert a.__dlpack_device__() == (1, 0)
