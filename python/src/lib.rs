@@ -359,6 +359,17 @@ fn lstsq<'py>(
     Ok((wrap(s.x), info))
 }
 
+/// `a`, which must be exactly symmetric, in the storage named.
+fn symmetric(py: Python<'_>, a: &PyArray, storage_name: &str) -> PyResult<Sym<f64>> {
+    let storage = storage(storage_name)?;
+    let a = a.inner.try_clone().or_raise()?;
+    py.detach(move || {
+        let sym = Sym::from_symmetric(a)?;
+        if storage == SymStorage::Rfp { sym.to_rfp() } else { Ok(sym) }
+    })
+    .or_raise()
+}
+
 /// A Cholesky factor.
 #[pyclass(name = "Cholesky", module = "gpumat._gpumat", frozen)]
 struct PyCholesky {
@@ -388,16 +399,8 @@ impl PyCholesky {
 
 #[pyfunction]
 fn cholesky(py: Python<'_>, a: &PyArray, storage_name: &str) -> PyResult<PyCholesky> {
-    let storage = storage(storage_name)?;
-    let a = a.inner.try_clone().or_raise()?;
-    let inner = py
-        .detach(move || {
-            let sym = Sym::from_symmetric(a)?;
-            let sym = if storage == SymStorage::Rfp { sym.to_rfp()? } else { sym };
-            sym.cholesky()
-        })
-        .or_raise()?;
-    Ok(PyCholesky { inner })
+    let a = symmetric(py, a, storage_name)?;
+    Ok(PyCholesky { inner: py.detach(|| a.cholesky()).or_raise()? })
 }
 
 /// An LU factorization with partial pivoting.
@@ -486,16 +489,8 @@ impl PyLdlt {
 
 #[pyfunction]
 fn ldlt(py: Python<'_>, a: &PyArray, storage_name: &str) -> PyResult<PyLdlt> {
-    let storage = storage(storage_name)?;
-    let a = a.inner.try_clone().or_raise()?;
-    let inner = py
-        .detach(move || {
-            let sym = Sym::from_symmetric(a)?;
-            let sym = if storage == SymStorage::Rfp { sym.to_rfp()? } else { sym };
-            sym.ldlt()
-        })
-        .or_raise()?;
-    Ok(PyLdlt { inner })
+    let a = symmetric(py, a, storage_name)?;
+    Ok(PyLdlt { inner: py.detach(|| a.ldlt()).or_raise()? })
 }
 
 /// A linear program with dense `A` (column-major, `m × n`): a dict with the
