@@ -68,6 +68,7 @@ __all__ = [
     "solve_tridiagonal",
     "ShallowWater",
     "lp",
+    "lp_file",
     "LinAlgError",
     "NotPositiveDefiniteError",
     "SingularMatrixError",
@@ -657,6 +658,24 @@ def lp(
         storage,
         precision,
     )
+    return _lp_result(out)
+
+
+def lp_file(path, format="free", maximize=None, tol=1e-8, max_iterations=200, storage="full", precision="f64", device=None):
+    """The linear program of an MPS file (``format`` ``"free"`` or
+    ``"fixed"``), as ``gpumat lp`` solves it: an ``LpResult`` as :func:`lp`
+    returns, and ``(result, columns, rows)``: the names of ``x``'s entries
+    and of ``y``'s. ``maximize`` overrides the file's OBJSENSE. A malformed
+    file raises :class:`ParseError` naming the line.
+    """
+    if format not in ("free", "fixed"):
+        raise ValueError(f"format must be 'free' or 'fixed', not {format!r}")
+    dev = device if device is not None else globals()["device"]()
+    out = _gpumat.lp_mps(dev, os.fspath(path), format == "fixed", maximize, tol, max_iterations, storage, precision)
+    return _lp_result(out), out["columns"], out["rows"]
+
+
+def _lp_result(out):
     return LpResult(
         x=out["x"],
         fun=out["fun"],

@@ -148,3 +148,13 @@ def lp(
     precision: str = "f64",
     device: Optional[Device] = None,
 ) -> LpResult: ...
+def lp_file(
+    path: Any,
+    format: str = "free",
+    maximize: Optional[bool] = None,
+    tol: float = 1e-8,
+    max_iterations: int = 200,
+    storage: str = "full",
+    precision: str = "f64",
+    device: Optional[Device] = None,
+) -> tuple[LpResult, list[str], list[str]]: ...

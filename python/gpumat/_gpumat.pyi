@@ -102,3 +102,13 @@ def lp_solve(
     storage_name: str,
     precision: str,
 ) -> dict[str, Any]: ...
+def lp_mps(
+    device: Device,
+    path: str,
+    fixed: bool,
+    maximize: Optional[bool],
+    tol: float,
+    max_iterations: int,
+    storage_name: str,
+    precision: str,
+) -> dict[str, Any]: ...

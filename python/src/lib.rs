@@ -9,7 +9,7 @@ mod dlpack;
 
 use gpumat::apps::swe;
 use gpumat::batch::{self, Batch, TridiagonalMethod};
-use gpumat::io::mps::Sense;
+use gpumat::io::mps::{MpsFormat, Sense, read_mps};
 use gpumat::optim::lp::{self, DenseLp, LpOptions, LpPrecision};
 use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, SolveOptions, Sym, SymStorage};
 use numpy::npyffi::NPY_ORDER;
@@ -516,12 +516,6 @@ fn lp_solve<'py>(
     storage_name: &str,
     precision: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let precision = match precision {
-        "f64" => LpPrecision::F64,
-        "mixed" => LpPrecision::Mixed,
-        _ => return Err(PyValueError::new_err(format!("precision must be 'f64' or 'mixed', not {precision:?}"))),
-    };
-    let options = LpOptions { tolerance: tol, max_iterations, storage: storage(storage_name)?, precision, scale: true };
     let sense = if maximize { Sense::Maximize } else { Sense::Minimize };
     let vec = |v: PyReadonlyArray1<'py, f64>| v.to_vec().map_err(|e| PyValueError::new_err(e.to_string()));
     let problem = DenseLp {
@@ -536,6 +530,25 @@ fn lp_solve<'py>(
         lower: vec(lower)?,
         upper: vec(upper)?,
     };
+    solve_lp(py, device, problem, tol, max_iterations, storage_name, precision)
+}
+
+/// Solves `problem` and reports it as a dict.
+fn solve_lp<'py>(
+    py: Python<'py>,
+    device: &PyDevice,
+    problem: DenseLp,
+    tol: f64,
+    max_iterations: usize,
+    storage_name: &str,
+    precision: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let precision = match precision {
+        "f64" => LpPrecision::F64,
+        "mixed" => LpPrecision::Mixed,
+        _ => return Err(PyValueError::new_err(format!("precision must be 'f64' or 'mixed', not {precision:?}"))),
+    };
+    let options = LpOptions { tolerance: tol, max_iterations, storage: storage(storage_name)?, precision, scale: true };
     let dev = device.inner.clone();
     let s = py.detach(move || lp::solve(&dev, problem, &options)).or_raise()?;
     let out = PyDict::new(py);
@@ -552,6 +565,36 @@ fn lp_solve<'py>(
     out.set_item("iterations", s.iterations)?;
     out.set_item("seconds", s.timings.total)?;
     out.set_item("notes", s.notes)?;
+    Ok(out)
+}
+
+/// The linear program of an MPS file (`fixed` or free format), solved as
+/// [`lp_solve`] does, with the columns' and rows' names and the reader's
+/// notes.
+#[pyfunction]
+#[pyo3(signature = (device, path, fixed, maximize, tol, max_iterations, storage_name, precision))]
+#[allow(clippy::too_many_arguments)]
+fn lp_mps<'py>(
+    py: Python<'py>,
+    device: &PyDevice,
+    path: std::path::PathBuf,
+    fixed: bool,
+    maximize: Option<bool>,
+    tol: f64,
+    max_iterations: usize,
+    storage_name: &str,
+    precision: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let format = if fixed { MpsFormat::Fixed } else { MpsFormat::Free };
+    let mut problem = py.detach(|| read_mps(&path, format)).or_raise()?;
+    if let Some(max) = maximize {
+        problem.sense = if max { Sense::Maximize } else { Sense::Minimize };
+    }
+    let dense = DenseLp::from_mps(&problem).or_raise()?;
+    let out = solve_lp(py, device, dense, tol, max_iterations, storage_name, precision)?;
+    out.set_item("columns", problem.columns)?;
+    out.set_item("rows", problem.rows.into_iter().map(|(name, _)| name).collect::<Vec<_>>())?;
+    out.get_item("notes")?.map(|n| n.call_method1("extend", (problem.notes,))).transpose()?;
     Ok(out)
 }
 
@@ -746,6 +789,7 @@ fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(scaled_gram, m)?,
         wrap_pyfunction!(ldlt, m)?,
         wrap_pyfunction!(lp_solve, m)?,
+        wrap_pyfunction!(lp_mps, m)?,
         wrap_pyfunction!(from_dlpack, m)?,
         wrap_pyfunction!(solve_batched, m)?,
         wrap_pyfunction!(solve_tridiagonal, m)?,

@@ -183,6 +183,24 @@ def test_lp_reaches_a_constructed_optimum():
     assert free.status == "optimal" and abs(free.fun + 5.0) <= 1e-8
 
 
+def test_mps_files_are_solved_as_the_cli_does(tmp_path):
+    import pathlib
+
+    data = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "lp"
+    listed = {"afiro": -4.6475314286e2, "sc50a": -6.4575077059e1, "adlittle": 2.2549496316e5}
+    for name, optimum in listed.items():
+        result, columns, rows = gpumat.lp_file(data / f"{name}.mps", format="fixed")
+        assert result.success and abs(result.fun - optimum) <= 1e-8 * abs(optimum), (name, result.message)
+        assert len(columns) == result.x.size and len(rows) == result.y.size
+    bad = tmp_path / "bad.mps"
+    bad.write_text("NAME T\nROWS\n N obj\n Q r\nENDATA\n")
+    with pytest.raises(gpumat.ParseError) as e:
+        gpumat.lp_file(bad)
+    assert e.value.line == 4
+    with pytest.raises(gpumat.FileError):
+        gpumat.lp_file(tmp_path / "missing.mps")
+
+
 def test_failures_are_exceptions_with_their_fields():
     not_spd = np.array([[1.0, 2.0], [2.0, 1.0]])
     with pytest.raises(gpumat.NotPositiveDefiniteError) as e:
