@@ -256,7 +256,7 @@ fn large_transfers_round_trip_exactly() {
 }
 
 #[test]
-fn interop_exposes_addresses_and_refuses_to_wrap_host_memory() {
+fn interop_shares_memory_another_owner_keeps_alive() {
     let dev = device();
     let a = upload::<f64>(&[1.0, 2.0, 3.0, 4.0], 2, 2);
     let b = a.try_clone().unwrap();
@@ -266,19 +266,36 @@ fn interop_exposes_addresses_and_refuses_to_wrap_host_memory() {
     assert_eq!(dev.stream_handle().is_some(), !dev.is_cpu());
     if dev.is_cpu() {
         assert_eq!(dev.ordinal(), 0);
-        // SAFETY: refused before the pointer is used.
-        let wrapped = unsafe { dev.wrap_device_memory::<f64>(a.address().unwrap() as u64, 2, 2, Box::new(())) };
-        assert!(matches!(wrapped, Err(Error::InvalidArgument(_))));
-    } else {
-        // Memory of another matrix, shared: the wrapper reads what `a` holds,
-        // and dropping it frees nothing (`a` stays readable).
-        let keep = a.try_clone().unwrap();
-        let address = keep.address().unwrap() as u64;
-        // SAFETY: `keep` owns 4 f64 at `address` and outlives the wrapper.
-        let shared = unsafe { dev.wrap_device_memory::<f64>(address, 2, 2, Box::new(keep)) }.unwrap();
-        assert_eq!(shared.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(shared.address().unwrap() as u64, address);
-        drop(shared);
-        assert_eq!(a.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    }
+    // Memory of another matrix, shared: the wrapper reads what `a` holds,
+    // and dropping it frees nothing (`a` stays readable).
+    let keep = a.try_clone().unwrap();
+    let address = keep.address().unwrap() as u64;
+    // SAFETY: `keep` owns 4 f64 at `address` and outlives the wrapper.
+    let shared = unsafe { dev.wrap_device_memory::<f64>(address, 2, 2, Box::new(keep)) }.unwrap();
+    assert_eq!(shared.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(shared.address().unwrap() as u64, address);
+    // Computations read the shared entries and write only their results.
+    let product = shared.matmul(&shared).unwrap().to_host().unwrap();
+    assert_eq!(product, vec![7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(shared.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    drop(shared);
+    assert_eq!(a.to_host().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    // A misaligned address is refused before it is used.
+    // SAFETY: refused before the pointer is read.
+    let misaligned = unsafe { dev.wrap_device_memory::<f64>(address + 4, 1, 1, Box::new(())) };
+    assert!(matches!(misaligned, Err(Error::InvalidArgument(_))));
+    if dev.is_cpu() {
+        // Host memory of a Rust vector, which the wrapper keeps alive.
+        let mut host = vec![2.0f64, 0.0, 0.0, 4.0];
+        let ptr = host.as_mut_ptr() as u64;
+        // SAFETY: the box owns the vector's heap buffer, which moving it
+        // does not move; nothing else writes it.
+        let wrapped = unsafe { dev.wrap_device_memory::<f64>(ptr, 2, 2, Box::new(host)) }.unwrap();
+        assert_eq!(wrapped.address().unwrap() as u64, ptr);
+        let x = wrapped.solve(&upload::<f64>(&[2.0, 8.0], 2, 1)).unwrap().x;
+        // diag(2, 4)·x = (2, 8): x = (1, 2) to a few units of rounding.
+        let x = x.to_host().unwrap();
+        assert!((x[0] - 1.0).abs() <= 4.0 * f64::EPSILON && (x[1] - 2.0).abs() <= 8.0 * f64::EPSILON, "{x:?}");
     }
 }

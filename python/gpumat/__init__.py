@@ -9,9 +9,12 @@ a chain of calls on the GPU never leaves it. Work runs on
 (``GPUMAT_DEVICE=cpu|cuda`` forces a choice), else the CPU.
 
 Arrays are float64. Integer and boolean input is converted, as NumPy's
-``linalg`` does; complex input is refused. A host array is copied once into
-the device's memory: straight from its buffer when it is Fortran-ordered,
-transposed during that copy when it is C-ordered. Failures are exceptions
+``linalg`` does; complex input is refused. Arrays are copied only when the
+layout demands it: on the CPU a Fortran-ordered float64 array (or vector) is
+shared, not copied; on the GPU a host array is copied once into the device's
+memory, straight from its buffer when it is Fortran-ordered; a C-ordered or
+strided array is rearranged to column-major during its one copy, and other
+dtypes are converted. Failures are exceptions
 derived from :class:`LinAlgError` (a :class:`numpy.linalg.LinAlgError`).
 
 >>> import numpy as np, gpumat
@@ -106,7 +109,11 @@ def device():
 
 def asarray(x, device=None):
     """``x`` as an :class:`Array` on ``device`` (the default device when
-    None). An :class:`Array` already there is returned as it is.
+    None). An :class:`Array` already there is returned as it is. On the CPU
+    a Fortran-ordered float64 array is shared without a copy (as
+    ``numpy.asarray`` shares: later writes to ``x`` are seen, and writing it
+    from another thread while gpumat computes with it is a data race);
+    anything else is copied once, as the module's introduction says.
 
     >>> a = gpumat.asarray([[1.0, 2.0], [3.0, 4.0]])
     >>> a.shape
@@ -136,7 +143,7 @@ def from_dlpack(x, device=None):
     no copy for a float64 vector or Fortran-ordered (column-major) matrix,
     one copy on the device (a transpose) for a C-ordered one. The
     producer's pending work is ordered before gpumat's through DLPack's
-    ``stream``. Host producers (NumPy) are copied as :func:`asarray` does.
+    ``stream``. Host producers (NumPy) go through :func:`asarray`.
     The reverse needs nothing: ``cupy.from_dlpack(a)`` and
     ``torch.from_dlpack(a)`` share an :class:`Array`'s memory.
     """

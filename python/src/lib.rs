@@ -137,15 +137,24 @@ struct PyArray {
 
 #[pymethods]
 impl PyArray {
-    /// Copies a 1-D or 2-D float64 NumPy array to `device` (a vector
-    /// becomes one column): straight from its buffer when it is
-    /// Fortran-ordered, transposed on the way when C-ordered, gathered when
-    /// strided.
+    /// A 1-D or 2-D float64 NumPy array on `device` (a vector becomes one
+    /// column). On the CPU a Fortran-ordered array is shared, not copied:
+    /// the Array keeps it alive and reads its buffer. Otherwise it is copied
+    /// once: straight from its buffer when Fortran-ordered, transposed on
+    /// the way when C-ordered, gathered when strided.
     #[staticmethod]
     fn from_numpy(py: Python<'_>, device: &PyDevice, a: PyReadonlyArrayDyn<'_, f64>) -> PyResult<Self> {
         let (rows, cols) = shape_of(&a)?;
         let dev = device.inner.clone();
-        let inner = if a.is_fortran_contiguous() {
+        let address = a.data() as u64;
+        let inner = if a.is_fortran_contiguous() && dev.is_cpu() && address.is_multiple_of(8) {
+            let owner: Py<PyAny> = a.as_any().clone().unbind();
+            // SAFETY: a contiguous, aligned float64 buffer of rows·cols
+            // entries, kept alive by `owner`. gpumat's computations never
+            // write to their operands; a Python thread writing to the array
+            // while gpumat reads it races as it would with any NumPy view.
+            unsafe { dev.wrap_device_memory::<f64>(address, rows, cols, Box::new(owner)) }.or_raise()?
+        } else if a.is_fortran_contiguous() {
             let data = a.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
             dev.from_col_major(rows, cols, data).or_raise()?
         } else {

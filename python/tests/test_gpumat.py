@@ -345,9 +345,47 @@ def test_dlpack_export_shares_memory():
     assert view.strides == (8, 16)
     with pytest.raises(BufferError):
         a.__dlpack__(copy=True)
-    # A host producer is copied, as asarray does.
-    b = gpumat.from_dlpack(np.asfortranarray(np.eye(2)), device=gpumat.Device("cpu"))
+    # A host producer goes through asarray: shared on the CPU when column-major.
+    eye = np.asfortranarray(np.eye(2))
+    b = gpumat.from_dlpack(eye, device=gpumat.Device("cpu"))
     assert b.numpy().tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert b.address == eye.ctypes.data
+
+
+def test_host_arrays_are_copied_only_when_the_layout_demands_it():
+    cpu = gpumat.Device("cpu")
+    n = 30
+    a = rng(21).standard_normal((n, n))
+    b = rng(22).standard_normal(n)
+    # Column-major float64 matrices and vectors are shared on the CPU.
+    fortran = np.asfortranarray(a)
+    shared = gpumat.asarray(fortran, device=cpu)
+    assert shared.address == fortran.ctypes.data
+    assert gpumat.asarray(b, device=cpu).address == b.ctypes.data
+    # C-ordered, strided and integer arrays are copied (transposed, gathered, converted).
+    for copied in (np.ascontiguousarray(a), np.asfortranarray(np.vstack([a, a]))[::2], a.astype(np.int64)):
+        assert gpumat.asarray(copied, device=cpu).address != copied.ctypes.data
+    # A shared array keeps NumPy's buffer alive after the last NumPy reference goes.
+    expected = fortran.copy()
+    del fortran
+    import gc
+
+    gc.collect()
+    assert np.array_equal(shared.numpy(), expected)
+    # Solving on the shared matrix reads it and leaves it as it was.
+    x = gpumat.solve(shared, gpumat.asarray(b, device=cpu)).numpy()[:, 0]
+    assert backward_error(a, x, b) <= 10 * n * U
+    assert np.array_equal(shared.numpy(), expected)
+    # So do the factorizations and the functions that take a matrix.
+    s = np.asfortranarray(spd(n, 23))
+    shared_spd = gpumat.asarray(s, device=cpu)
+    for operation in (gpumat.cholesky, gpumat.lu, gpumat.ldlt, gpumat.inv, gpumat.det, gpumat.rref):
+        operation(shared_spd)
+        assert np.array_equal(s, spd(n, 23)), operation.__name__
+    # A read-only array is shared too: gpumat never writes its operands.
+    frozen = np.asfortranarray(a)
+    frozen.flags.writeable = False
+    assert gpumat.asarray(frozen, device=cpu).address == frozen.ctypes.data
 
 
 cupy = pytest.importorskip("cupy") if gpumat.device().kind == "cuda" else None

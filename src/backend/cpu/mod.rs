@@ -73,14 +73,16 @@ const CHECKED_BYTES: usize = 64 << 20;
 /// its SIMD kernels take faster paths on aligned columns.
 const ALIGN: usize = 128;
 
-/// Host memory, aligned to [`ALIGN`]. Entries sit in `UnsafeCell`s because
-/// several views of one buffer may be alive at once (the pieces of an RFP
-/// rectangle); a write needs a `ViewMut`, which needs `&mut` access to the
-/// buffer, and every primitive checks that what it writes does not overlap
-/// what it reads.
+/// Host memory, aligned to [`ALIGN`] when gpumat allocated it, or memory
+/// another library owns (a NumPy array), kept alive by `owner` and never
+/// freed here. Entries sit in `UnsafeCell`s because several views of one
+/// buffer may be alive at once (the pieces of an RFP rectangle); a write
+/// needs a `ViewMut`, which needs `&mut` access to the buffer, and every
+/// primitive checks that what it writes does not overlap what it reads.
 pub struct CpuBuffer<E> {
     ptr: NonNull<UnsafeCell<E>>,
     len: usize,
+    owner: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 // SAFETY: writes go only through `ViewMut`s, which exist only under a `&mut`
@@ -125,17 +127,31 @@ impl<E: Elem> CpuBuffer<E> {
         };
         let layout = Self::layout(len).ok_or_else(oom)?;
         if layout.size() == 0 {
-            return Ok(CpuBuffer { ptr: NonNull::dangling(), len });
+            return Ok(CpuBuffer { ptr: NonNull::dangling(), len, owner: None });
         }
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { if zeroed { alloc::alloc_zeroed(layout) } else { alloc::alloc(layout) } };
         let ptr = NonNull::new(raw as *mut UnsafeCell<E>).ok_or_else(oom)?;
-        Ok(CpuBuffer { ptr, len })
+        Ok(CpuBuffer { ptr, len, owner: None })
+    }
+
+    /// `len` entries at `ptr`, owned by `owner`: no copy is made.
+    ///
+    /// # Safety
+    /// `ptr` must be aligned for `E` and address `len` entries that stay
+    /// valid while `owner` lives and that nothing else writes while the
+    /// buffer is in use.
+    pub unsafe fn wrap_foreign(ptr: *mut E, len: usize, owner: Box<dyn std::any::Any + Send + Sync>) -> Self {
+        let ptr = NonNull::new(ptr as *mut UnsafeCell<E>).unwrap_or(NonNull::dangling());
+        CpuBuffer { ptr, len, owner: Some(owner) }
     }
 }
 
 impl<E> Drop for CpuBuffer<E> {
     fn drop(&mut self) {
+        if self.owner.is_some() {
+            return;
+        }
         if let Some(layout) = Self::layout(self.len).filter(|l| l.size() > 0) {
             // SAFETY: allocated in `new` with this layout.
             unsafe { alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
