@@ -11,6 +11,7 @@
 #ifndef GPUMAT_LU_CUH
 #define GPUMAT_LU_CUH
 
+#include "ll.cuh"
 #include "pivot.cuh"
 
 // Columns of a batch of laswp_apply: their moved entries are all loaded,
@@ -108,51 +109,6 @@ __device__ void laswp_apply(T* a, long long ld, long long n, long long first, in
                 if (to[u] >= 0 && j < n) a[to[u] + column(j) * ld] = v[c][u];
             }
     }
-}
-
-// An exchange cell (the LL protocol of lu_panel_ll.cu and lu_panel_reg.cu):
-// one 64-bit payload and its flag (twice), stored and loaded whole.
-struct __align__(16) Cell {
-    unsigned lo, f1, hi, f2;
-};
-
-__device__ __forceinline__ void ll_store(Cell* c, unsigned long long bits, unsigned flag) {
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(c), "r"((unsigned)bits), "r"(flag),
-                 "r"((unsigned)(bits >> 32)), "r"(flag)
-                 : "memory");
-}
-
-// Waits until the cell holds column `flag`'s payload, and returns it.
-__device__ __forceinline__ unsigned long long ll_load(const Cell* c, unsigned flag) {
-    unsigned lo, f1, hi, f2;
-    do {
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(lo), "=r"(f1), "=r"(hi), "=r"(f2)
-                     : "l"(c)
-                     : "memory");
-    } while (f1 != flag || f2 != flag);
-    return ((unsigned long long)hi << 32) | lo;
-}
-
-// A payload is a double's bits.
-__device__ __forceinline__ unsigned long long bits_of(double x) { return (unsigned long long)__double_as_longlong(x); }
-__device__ __forceinline__ double double_of(unsigned long long b) { return __longlong_as_double((long long)b); }
-
-// Waits until both cells hold column `flag`'s payloads: one poll, two loads.
-__device__ __forceinline__ void ll_load2(const Cell* c, unsigned flag, unsigned long long* x, unsigned long long* y) {
-    unsigned a0, a1, a2, a3, b0, b1, b2, b3;
-    do {
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3)
-                     : "l"(c)
-                     : "memory");
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
-                     : "l"(c + 1)
-                     : "memory");
-    } while (a1 != flag || a3 != flag || b1 != flag || b3 != flag);
-    *x = ((unsigned long long)a2 << 32) | a0;
-    *y = ((unsigned long long)b2 << 32) | b0;
 }
 
 #endif  // GPUMAT_LU_CUH

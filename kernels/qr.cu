@@ -1,120 +1,265 @@
-// Householder QR of a tall narrow panel: the panel step of blocked QR, whose
-// trailing updates go to cuBLAS. Simple and correct rather than fast: one
-// block walks the columns, with a block-wide reduction for every norm and
-// dot product.
+// Householder QR of a tall narrow panel (the leaf of the recursive panel of
+// blocked QR), spread over the whole GPU with one exchange between blocks
+// per column and no grid barrier.
 //
-// householder_{f32,f64}(a, lda, m, k, t, ldt):
+// householder_{f32,f64}(a, lda, m, k, t, ldt, cells, epoch):
 //   LAPACK's dgeqr2 then dlarft (forward, columnwise) on the m x k panel at
-//   a (m >= k): R in the upper triangle, the reflectors' vectors below the
-//   diagonal (unit first entries implicit), and the k x k upper triangular T
-//   of Q = I - V T V^T at t (strict lower triangle zeroed).
-//   dlarfg's conventions: R(j,j) = -sign(a(j,j)) * norm, tau = 0 when the
-//   column is already zero below the diagonal. Norms are scaled by the
-//   largest magnitude so that no square overflows.
-//   Launch: one block of QR_THREADS threads (a power of two).
+//   a (m >= k, k <= QR_LEAF): R in the upper triangle, the reflectors'
+//   vectors below the diagonal (unit first entries implicit), and the k x k
+//   upper triangular T of Q = I - V T V^T at t (strict lower triangle
+//   zeroed). dlarfg's conventions: R(j,j) = -sign(a(j,j)) * norm, tau = 0
+//   when the column is already zero below the diagonal.
+//
+//   The top k rows are held by every block in shared memory and updated
+//   identically by each; rows k..m are split into gridDim.x chunks, block b
+//   the only one to read or write chunk b. Column j is one pass over the
+//   chunk and one exchange through L2 (ll.cuh): each block publishes the
+//   dot products of a(:, j) below the diagonal with every column of the
+//   panel (block 0 adds the top rows' share) (with
+//   itself: the squared norm; with the earlier reflectors: what T needs;
+//   with the later columns: what the reflector's update needs, since
+//   v = x / (alpha - beta) is a multiple of that part x of the column);
+//   then every block reads them all and sums them in the same order, so all
+//   derive the same reflector and T column, and updates its own rows.
+//   Entries are read scaled by a power of two that brings the panel's
+//   largest magnitude near 1 (exact), so no square overflows and none that
+//   matters underflows.
+//
+//   cells: 2 * gridDim.x * QR_LEAF cells, double-buffered by the parity of
+//   the step (step 0 the scale, step j + 1 column j; a block writes the
+//   cells of step s + 2 only after reading every block's cells of step
+//   s + 1, which each wrote after reading those of step s), zeroed or left
+//   by launches of other epochs; a step's flag is (epoch << 7) + step + 1
+//   (1 <= epoch < 2^25). Launch: blockDim.x = QR_THREADS, gridDim.x at most
+//   the number of SMs (all blocks resident together) and QR_MAX_BLOCKS.
+
+#include "ll.cuh"
 
 #define QR_THREADS 256
+#define QR_LEAF 32
+#define QR_WARPS (QR_THREADS / 32)
+// Cells a lane reads per exchange: enough for QR_MAX_BLOCKS blocks.
+#define QR_POLLS 18
+#define QR_MAX_BLOCKS (QR_POLLS * QR_WARPS)
 
-// Sum (op = 0) or max (op = 1) of v over the block; every thread gets it.
 template <typename T>
-__device__ T block_reduce(T v, int op, T* red) {
+__device__ __forceinline__ T warp_sum(T v) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// The block's QR_LEAF values s[] summed over its threads, into out[0..k).
+template <typename T>
+__device__ void block_sums(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int c = 0; c < QR_LEAF; ++c) {
+        const T v = warp_sum(s[c]);
+        if (lane == 0) red[warp][c] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < k) {
+        T v = T(0);
+        for (int w = 0; w < QR_WARPS; ++w) v += red[w][threadIdx.x];
+        out[threadIdx.x] = v;
+    }
+    __syncthreads();
+}
+
+// Publishes this block's values mine[0..k) of step `step` and returns,
+// into sums[0..k), every block's summed (their maximum when `max`) in the
+// same order in every block. Payloads are doubles (floats widened exactly).
+template <typename T>
+__device__ void exchange(const T* mine, int k, Cell* cells, unsigned epoch, int step, bool max,
+                         T (*red)[QR_LEAF + 1], T* sums) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned flag = (epoch << 7) + (unsigned)step + 1u;
+    Cell* column = cells + (long long)(step & 1) * gridDim.x * QR_LEAF;
+    if (threadIdx.x < k) ll_store(column + (long long)blockIdx.x * QR_LEAF + threadIdx.x, bits_of((double)mine[threadIdx.x]), flag);
+    // Lane c of warp w reads cell c of blocks w, w + QR_WARPS, ...: all
+    // loads issued before any flag is checked, so the round trips overlap.
+    double v = 0.0;
+    if (lane < k) {
+        Cell got[QR_POLLS];
+#pragma unroll
+        for (int r = 0; r < QR_POLLS; ++r) {
+            const unsigned g = warp + r * QR_WARPS;
+            if (g < gridDim.x) got[r] = ll_peek(column + (long long)g * QR_LEAF + lane);
+        }
+#pragma unroll
+        for (int r = 0; r < QR_POLLS; ++r) {
+            const unsigned g = warp + r * QR_WARPS;
+            if (g < gridDim.x) {
+                if (got[r].f1 != flag || got[r].f2 != flag) {
+                    const unsigned long long b = ll_load(column + (long long)g * QR_LEAF + lane, flag);
+                    got[r].lo = (unsigned)b;
+                    got[r].hi = (unsigned)(b >> 32);
+                }
+                const double x = double_of(((unsigned long long)got[r].hi << 32) | got[r].lo);
+                v = max ? fmax(v, x) : v + x;
+            }
+        }
+    }
+    red[warp][lane] = (T)v;
+    __syncthreads();
+    if (threadIdx.x < k) {
+        T s = T(0);
+        for (int w = 0; w < QR_WARPS; ++w) s = max ? fmax(s, red[w][threadIdx.x]) : s + red[w][threadIdx.x];
+        sums[threadIdx.x] = s;
+    }
+    __syncthreads();
+}
+
+template <typename T>
+__device__ void householder_impl(T* a, long long lda, long long m, int k, T* t, long long ldt, Cell* cells,
+                                 unsigned epoch) {
+    __shared__ T top[QR_LEAF][QR_LEAF + 1];  // top[i][c] = a(i, c), i < k
+    __shared__ T tt[QR_LEAF][QR_LEAF + 1];   // T
+    __shared__ T red[QR_WARPS][QR_LEAF + 1];
+    __shared__ T mine[QR_LEAF], sums[QR_LEAF], w[QR_LEAF];
+    __shared__ T coef[3];  // tau, 1 / d (d = alpha - beta, scaled), beta; first sigma and 1 / sigma
     const int tid = threadIdx.x;
-    red[tid] = v;
-    __syncthreads();
-    for (int s = QR_THREADS / 2; s > 0; s >>= 1) {
-        if (tid < s) red[tid] = op ? fmax(red[tid], red[tid + s]) : red[tid] + red[tid + s];
-        __syncthreads();
-    }
-    const T out = red[0];
-    __syncthreads();
-    return out;
-}
+    const unsigned G = gridDim.x;
+    const long long chunk = (m - k + G - 1) / G;
+    const long long lo = k + (long long)blockIdx.x * chunk;
+    const long long hi = lo + chunk < m ? lo + chunk : m;
 
-// Norm of x[0..n) (stride 1), scaled as dnrm2.
-template <typename T>
-__device__ T block_norm(const T* x, long long n, T* red) {
+    for (int e = tid; e < k * k; e += blockDim.x) {
+        const int i = e % k, c = e / k;
+        top[i][c] = a[i + c * lda];
+        tt[i][c] = T(0);
+    }
+    // The scale: 2^-e with 2^e just above the panel's largest magnitude.
+    T s[QR_LEAF];
+#pragma unroll
+    for (int c = 0; c < QR_LEAF; ++c) s[c] = T(0);
+    for (long long i = lo + tid; i < hi; i += blockDim.x)
+#pragma unroll
+        for (int c = 0; c < QR_LEAF; ++c)
+            if (c < k) s[c] = fmax(s[c], fabs(a[i + c * lda]));
     T mx = T(0);
-    for (long long i = threadIdx.x; i < n; i += QR_THREADS) mx = fmax(mx, fabs(x[i]));
-    const T scale = block_reduce(mx, 1, red);
-    if (scale == T(0) || !isfinite(scale)) return scale;
-    T s = T(0);
-    for (long long i = threadIdx.x; i < n; i += QR_THREADS) {
-        const T r = x[i] / scale;
-        s += r * r;
+#pragma unroll
+    for (int c = 0; c < QR_LEAF; ++c) mx = fmax(mx, s[c]);
+    for (int off = 16; off > 0; off >>= 1) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
+    if ((tid & 31) == 0) red[tid >> 5][0] = mx;
+    __syncthreads();
+    if (tid == 0) {
+        for (int wp = 1; wp < QR_WARPS; ++wp) mx = fmax(mx, red[wp][0]);
+        for (int e = 0; e < k * k; ++e) mx = fmax(mx, fabs(top[e % k][e / k]));
+        mine[0] = mx;
     }
-    return scale * sqrt(block_reduce(s, 0, red));
-}
+    __syncthreads();
+    exchange(mine, 1, cells, epoch, 0, true, red, sums);
+    if (tid == 0) {
+        int ex = 0;
+        if (sums[0] > T(0)) frexp(sums[0], &ex);
+        // Capped so that sigma (for subnormal panels) and 1 / sigma (for
+        // panels near overflow) stay finite; both are exact.
+        ex = max(min(ex, sizeof(T) == 8 ? 1023 : 127), sizeof(T) == 8 ? -1000 : -120);
+        coef[0] = ldexp(T(1), -ex);
+        coef[1] = ldexp(T(1), ex);
+    }
+    __syncthreads();
+    const T sigma = coef[0], inv_sigma = coef[1];
+    __syncthreads();
 
-template <typename T>
-__device__ void householder_impl(T* a, long long lda, long long m, long long k, T* t, long long ldt, T* red) {
-    __shared__ T coef[2];  // tau, and the divisor alpha - beta
-    for (long long j = 0; j < k; ++j) {
-        T* col = a + j + j * lda;  // a(j, j)
-        const T xnorm = block_norm(col + 1, m - j - 1, red);
-        if (threadIdx.x == 0) {
-            const T alpha = col[0];
-            T tau = T(0), d = T(1);
-            if (xnorm != T(0)) {
-                const T big = fmax(fabs(alpha), xnorm);
-                const T h = big * sqrt((alpha / big) * (alpha / big) + (xnorm / big) * (xnorm / big));
+    for (int j = 0; j < k; ++j) {
+        // Dots of x = sigma a(j+1:m, j) with sigma a(:, c) for c >= j and
+        // with the reflector v_c = a(:, c) for c < j, over this chunk.
+#pragma unroll
+        for (int c = 0; c < QR_LEAF; ++c) s[c] = T(0);
+        for (long long i = lo + tid; i < hi; i += blockDim.x) {
+            const T x = sigma * a[i + j * lda];
+#pragma unroll
+            for (int c = 0; c < QR_LEAF; ++c)
+                if (c < k) s[c] += x * (c < j ? a[i + c * lda] : sigma * a[i + c * lda]);
+        }
+        // Block 0 adds the rows of the top block below the diagonal.
+        if (blockIdx.x == 0 && tid < k - j - 1) {
+            const int i = j + 1 + tid;
+            const T x = sigma * top[i][j];
+#pragma unroll
+            for (int c = 0; c < QR_LEAF; ++c)
+                if (c < k) s[c] += x * (c < j ? top[i][c] : sigma * top[i][c]);
+        }
+        block_sums(s, k, red, mine);
+        exchange(mine, k, cells, epoch, j + 1, false, red, sums);
+        if (tid == 0) {
+            const T alpha = sigma * top[j][j], xx = sums[j];
+            T tau = T(0), rd = T(0);
+            if (xx > T(0)) {
+                const T h = sqrt(alpha * alpha + xx);
                 const T beta = alpha >= T(0) ? -h : h;
-                d = alpha - beta;
                 tau = (beta - alpha) / beta;
-                col[0] = beta;
+                rd = T(1) / (alpha - beta);
+                coef[2] = beta * inv_sigma;
+            } else {
+                coef[2] = top[j][j];
             }
             coef[0] = tau;
-            coef[1] = d;
+            coef[1] = rd;
         }
         __syncthreads();
-        const T tau = coef[0], d = coef[1];
-        if (tau != T(0)) {
-            for (long long i = j + 1 + threadIdx.x; i < m; i += QR_THREADS) a[i + j * lda] /= d;
+        // v = (sigma a(:, j)) rd below the diagonal. w_c = tau v^T a(:, c)
+        // for c > j (scaled back by sigma last: it has a's magnitude), and
+        // v_c^T v for c < j.
+        const T tau = coef[0], rd = coef[1];
+        if (tid < k && tau != T(0)) {
+            w[tid] = tid < j ? sums[tid] * rd + top[j][tid] : (sums[tid] * (tau * rd)) * inv_sigma + tau * top[j][tid];
         }
         __syncthreads();
-        // Apply H_j to the rest of the panel, one column at a time.
+        // Column j of T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v).
+        if (tid < j && tau != T(0)) {
+            T acc = T(0);
+            for (int q = tid; q < j; ++q) acc += tt[tid][q] * w[q];
+            tt[tid][j] = -tau * acc;
+        }
+        if (tid == 0) tt[j][j] = tau;
         if (tau != T(0)) {
-            for (long long c = j + 1; c < k; ++c) {
-                T s = T(0);
-                for (long long i = j + 1 + threadIdx.x; i < m; i += QR_THREADS) s += a[i + j * lda] * a[i + c * lda];
-                const T top = a[j + c * lda];  // read before thread 0 writes it, past the barrier
-                const T w = block_reduce(s, 0, red) + top;
-                const T tw = tau * w;
-                for (long long i = j + 1 + threadIdx.x; i < m; i += QR_THREADS) a[i + c * lda] -= tw * a[i + j * lda];
-                if (threadIdx.x == 0) a[j + c * lda] -= tw;
-                __syncthreads();
+            // The top block: row j, then the rows below the diagonal.
+            for (int c = j + 1 + tid; c < k; c += blockDim.x) top[j][c] -= w[c];
+            for (int e = tid; e < (k - j - 1) * (k - j - 1); e += blockDim.x) {
+                const int i = j + 1 + e % (k - j - 1), c = j + 1 + e / (k - j - 1);
+                top[i][c] -= w[c] * ((sigma * top[i][j]) * rd);
+            }
+            // This block's rows: a(i, j) = v_i, a(i, c) -= w_c v_i. The row is
+            // loaded whole before any store: a load after a store to the
+            // same array would wait for it, one round trip per column.
+            for (long long i = lo + tid; i < hi; i += blockDim.x) {
+                T row[QR_LEAF];
+                const T aj = a[i + j * lda];
+#pragma unroll
+                for (int c = 0; c < QR_LEAF; ++c)
+                    if (c > j && c < k) row[c] = a[i + c * lda];
+                const T v = (sigma * aj) * rd;
+#pragma unroll
+                for (int c = 0; c < QR_LEAF; ++c)
+                    if (c > j && c < k) a[i + c * lda] = row[c] - w[c] * v;
+                a[i + j * lda] = v;
             }
         }
-        // Column j of T: T(0..j, j) = -tau T(0..j, 0..j) V(:, 0..j)^T v_j.
-        // w_p goes to T(p, j) first, then thread 0 multiplies by T in place
-        // (top down: row p only reads rows >= p of column j).
-        for (long long i = threadIdx.x; i < k; i += QR_THREADS)
-            if (i > j) t[i + j * ldt] = T(0);
-        for (long long p = 0; p < j; ++p) {
-            T s = T(0);
-            if (tau != T(0))
-                for (long long i = j + 1 + threadIdx.x; i < m; i += QR_THREADS) s += a[i + p * lda] * a[i + j * lda];
-            const T w = block_reduce(s, 0, red);
-            if (threadIdx.x == 0) t[p + j * ldt] = tau != T(0) ? w + a[j + p * lda] : T(0);
-        }
-        if (threadIdx.x == 0) {
-            for (long long p = 0; p < j; ++p) {
-                T s = T(0);
-                for (long long q = p; q < j; ++q) s += t[p + q * ldt] * t[q + j * ldt];
-                t[p + j * ldt] = -tau * s;
-            }
-            t[j + j * ldt] = tau;
+        __syncthreads();
+        if (tau != T(0)) {
+            for (int i = j + 1 + tid; i < k; i += blockDim.x) top[i][j] = (sigma * top[i][j]) * rd;
+            if (tid == 0) top[j][j] = coef[2];
         }
         __syncthreads();
     }
+    if (blockIdx.x == 0) {
+        for (int e = tid; e < k * k; e += blockDim.x) {
+            const int i = e % k, c = e / k;
+            a[i + c * lda] = top[i][c];
+            t[i + c * ldt] = i <= c ? tt[i][c] : T(0);
+        }
+    }
 }
 
-extern "C" __global__ void householder_f32(float* a, long long lda, long long m, long long k, float* t, long long ldt) {
-    __shared__ float red[QR_THREADS];
-    householder_impl(a, lda, m, k, t, ldt, red);
+extern "C" __global__ void householder_f32(float* a, long long lda, long long m, long long k, float* t, long long ldt,
+                                           Cell* cells, unsigned epoch) {
+    householder_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
 }
 
 extern "C" __global__ void householder_f64(double* a, long long lda, long long m, long long k, double* t,
-                                           long long ldt) {
-    __shared__ double red[QR_THREADS];
-    householder_impl(a, lda, m, k, t, ldt, red);
+                                           long long ldt, Cell* cells, unsigned epoch) {
+    householder_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
 }

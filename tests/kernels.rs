@@ -128,8 +128,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("batch_cholesky.cu", format!("batch_potrf_panel_{t}"), vec![P, I64, I64, I32, I32, P, I64, I32]);
         // batch_trsm(a, lda, astride, b, ldb, bstride, m, cols, pairs, lower, trans, unit)
         add("batch_trsm.cu", format!("batch_trsm_{t}"), vec![P, I64, I64, P, I64, I64, I32, I32, I64, I32, I32, I32]);
-        // householder(a, lda, m, k, t, ldt)
-        add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64]);
+        // householder(a, lda, m, k, t, ldt, cells, epoch)
+        add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64, P, I32]);
     }
     // cast(src, lds, dst, ldd, rows, cols)
     add("elementwise.cu", "cast_f64_f32".into(), vec![P, I64, P, I64, I64, I64]);

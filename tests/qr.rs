@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use faer::Mat;
-use faer::linalg::solvers::DenseSolveCore;
+use faer::linalg::solvers::{DenseSolveCore, Solve};
 use faer::prelude::SolveLstsq;
 use gpumat::factor::qr::QrParams;
 use gpumat::{Error, Matrix, Scalar};
@@ -33,16 +33,16 @@ fn kappa(a: &Mat<f64>) -> f64 {
     s.iter().cloned().fold(0.0, f64::max) / s.iter().cloned().fold(f64::INFINITY, f64::min)
 }
 
-fn check<T: Scalar>(seed: u64, m: usize, n: usize, block_size: usize) {
+fn check<T: Scalar>(seed: u64, m: usize, n: usize, block_size: usize, leaf: usize) {
     let a = random(&mut rng(seed), m, n);
     let k = m.min(n);
     let da = upload::<T>(&a, m, n);
     let a_t = host(&da);
-    let f = da.qr_with(QrParams { block_size }).unwrap();
+    let f = da.qr_with(QrParams { block_size, leaf }).unwrap();
     let (q, r) = (host(&f.q().unwrap()), host(&f.r().unwrap()));
     let u = u::<T>();
     let bound = 4.0 * (m * n) as f64 * u;
-    let what = format!("{} {m}×{n} nb={block_size}", T::NAME);
+    let what = format!("{} {m}×{n} nb={block_size} leaf={leaf}", T::NAME);
 
     // Backward error of Q·R on the host, against A as rounded to T.
     let (qr, ..) = naive_matmul(&q, (m, k), false, &r, (k, n), false);
@@ -94,21 +94,28 @@ fn check<T: Scalar>(seed: u64, m: usize, n: usize, block_size: usize) {
 }
 
 fn shapes<T: Scalar>() {
+    // (m, n, block size, leaf): panels split recursively when the block is
+    // wider than the leaf, down to odd widths.
     let cases = [
-        (1, 1, 32),
-        (7, 1, 32),
-        (500, 1, 32),
-        (40, 40, 32),
-        (40, 40, 8),
-        (97, 33, 8),
-        (1000, 12, 32),
-        (300, 70, 16),
-        (64, 64, 64),
-        (20, 45, 8),
-        (3, 5, 2),
+        (1, 1, 32, 32),
+        (7, 1, 32, 32),
+        (500, 1, 32, 32),
+        (40, 40, 32, 32),
+        (40, 40, 8, 8),
+        (97, 33, 8, 8),
+        (97, 33, 32, 4),
+        (1000, 12, 32, 32),
+        (1000, 12, 8, 3),
+        (300, 70, 16, 16),
+        (300, 70, 64, 8),
+        (64, 64, 64, 32),
+        (200, 130, 128, 32),
+        (20, 45, 8, 8),
+        (20, 45, 16, 5),
+        (3, 5, 2, 2),
     ];
-    for (s, &(m, n, nb)) in cases.iter().enumerate() {
-        check::<T>(100 + s as u64, m, n, nb);
+    for (s, &(m, n, nb, leaf)) in cases.iter().enumerate() {
+        check::<T>(100 + s as u64, m, n, nb, leaf);
     }
 }
 
@@ -191,6 +198,14 @@ fn householder_panel<T: Scalar>(m: usize, k: usize) {
         assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
         let e = be.householder(ViewMut::dense(&mut buf, m, k).unwrap(), ViewMut::dense(&mut tb, k - 1, k - 1).unwrap());
         assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
+        // A panel wider than the leaves the backends take.
+        let cols = gpumat::backend::HOUSEHOLDER_MAX_COLS + 1;
+        let (mut broad, mut tw) = (be.alloc::<T>(2 * cols * cols).unwrap(), be.alloc::<T>(cols * cols).unwrap());
+        let e = be.householder(
+            ViewMut::dense(&mut broad, 2 * cols, cols).unwrap(),
+            ViewMut::dense(&mut tw, cols, cols).unwrap(),
+        );
+        assert!(matches!(e, Err(Error::DimensionMismatch { .. })), "{e:?}");
         let mut both = be.alloc::<T>(m * k + k * k).unwrap();
         let whole = BufferMut::<_, T>::new(&mut both);
         let p_view = whole.view_mut(Block { offset: 0, rows: m, cols: k, ld: m }).unwrap();
@@ -235,4 +250,70 @@ fn householder_panel_matches_its_reflectors() {
     householder_panel::<f64>(50, 8);
     householder_panel::<f32>(37, 5);
     householder_panel::<f64>(9, 9);
+    // Tall enough that a GPU spreads the rows over several blocks.
+    householder_panel::<f64>(1100, 32);
+    householder_panel::<f32>(1100, 17);
+}
+
+#[test]
+fn tall_panels_spread_over_many_blocks() {
+    check::<f64>(300, 5000, 96, 64, 32);
+    check::<f32>(301, 3000, 40, 40, 32);
+}
+
+#[test]
+fn extreme_scales_neither_overflow_nor_underflow() {
+    // A·2^±1000: the factors are those of A scaled exactly (V and T equal,
+    // R scaled), since every squared norm is formed at a scale near 1.
+    let (m, n) = (700, 40);
+    let a = random(&mut rng(310), m, n);
+    let base = upload::<f64>(&a, m, n).qr().unwrap();
+    let (r0, q0) = (host(&base.r().unwrap()), host(&base.q().unwrap()));
+    for e in [1000, -1000, -1060] {
+        // In two factors: 2f64.powi(−1060) is 1/2^1060 = 0.
+        let s = 2f64.powi(e / 2) * 2f64.powi(e - e / 2);
+        let f = upload::<f64>(&a.iter().map(|x| x * s).collect::<Vec<_>>(), m, n).qr().unwrap();
+        let r: Vec<f64> = host(&f.r().unwrap()).iter().map(|x| x / s).collect();
+        let q = host(&f.q().unwrap());
+        // Subnormal inputs (2^−1060) keep only part of their bits.
+        let bound = if e < -1022 { 1e-3 } else { 4.0 * (m * n) as f64 * f64::EPSILON };
+        assert!(r.iter().chain(&q).all(|x| x.is_finite()), "2^{e}: non-finite factor");
+        assert!(rel_error(&r, &r0) <= bound, "2^{e}: R/2^{e} differs by {:e}", rel_error(&r, &r0));
+        assert!(rel_error(&q, &q0) <= bound, "2^{e}: Q differs by {:e}", rel_error(&q, &q0));
+    }
+}
+
+#[test]
+fn min_norm_solves_of_underdetermined_systems() {
+    // x = Aᵀ·(A·Aᵀ)⁻¹·B from faer in FP64: the solution of least norm, the
+    // one in the range of Aᵀ. Within 4·m·n·κ₂(A)·u of it, and A·x = B to
+    // 4·m·n·u relative to ‖A‖·‖x‖.
+    for (seed, m, n, nrhs) in [(320, 30, 80, 2), (321, 1, 9, 1), (322, 50, 50, 3), (323, 97, 300, 1)] {
+        let a = random(&mut rng(seed), m, n);
+        let b = random(&mut rng(seed + 100), m, nrhs);
+        let x = host(&upload::<f64>(&a, m, n).min_norm_solve(&upload::<f64>(&b, m, nrhs)).unwrap());
+        let fa = faer_of(&a, m, n);
+        let gram = &fa * fa.transpose();
+        let y = gram.full_piv_lu().solve(faer_of(&b, m, nrhs));
+        let xr = fa.transpose() * y;
+        let xr: Vec<f64> = (0..nrhs).flat_map(|j| (0..n).map(move |i| (i, j))).map(|(i, j)| xr[(i, j)]).collect();
+        let u = f64::EPSILON / 2.0;
+        let kap = kappa(&fa.transpose().to_owned());
+        let err = rel_error(&x, &xr);
+        let bound = 4.0 * (m * n) as f64 * kap * u;
+        assert!(err <= bound, "{m}×{n}: differs from Aᵀ(AAᵀ)⁻¹B by {err:e} > {bound:e}");
+        let (ax, ..) = naive_matmul(&a, (m, n), false, &x, (n, nrhs), false);
+        let res = frobenius(&ax.iter().zip(&b).map(|(p, q)| p - q).collect::<Vec<_>>());
+        let rb = 4.0 * (m * n) as f64 * u * frobenius(&a) * frobenius(&x);
+        assert!(res <= rb, "{m}×{n}: ‖A·x − B‖ = {res:e} > {rb:e}");
+    }
+    // Tall, mismatched, and dependent rows.
+    let tall = upload::<f64>(&[1.0; 6], 3, 2);
+    assert!(matches!(tall.min_norm_solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
+    let wide = upload::<f64>(&[1.0; 6], 2, 3);
+    assert!(matches!(wide.min_norm_solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
+    let mut dependent = vec![0.0; 2 * 3];
+    dependent[0] = 1.0;
+    let e = upload::<f64>(&dependent, 2, 3).min_norm_solve(&upload::<f64>(&[1.0, 1.0], 2, 1));
+    assert!(matches!(e, Err(Error::Singular { pivot: 2 })), "{e:?}");
 }

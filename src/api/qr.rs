@@ -2,7 +2,7 @@
 
 use super::Matrix;
 use super::validate;
-use crate::backend::{Backend, Block, BufferMut, Op};
+use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side};
 use crate::factor::qr::{self, QrParams};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
@@ -23,6 +23,37 @@ impl<T: Scalar> Matrix<T> {
     /// is refused before any work.
     pub fn qr(&self) -> Result<Qr<T>> {
         self.qr_with(QrParams::default())
+    }
+
+    /// The solution of least 2-norm of the underdetermined system `A·X = B`
+    /// for `A` of `m × n` with `m ≤ n` and full row rank, from the QR
+    /// factorization of `Aᵀ = Q·R`: `X = Q·[R⁻ᵀ·B; 0]`, backward stable as
+    /// LAPACK's `dgels` is for this shape. An exactly zero diagonal entry of
+    /// `R` (dependent rows) is [`Error::Singular`]; for `m ≥ n` use
+    /// [`Qr::solve`] or [`lstsq`](crate::lstsq).
+    pub fn min_norm_solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        let (m, n) = self.shape();
+        self.check_with(b)?;
+        if m > n {
+            return Err(Error::dims("min_norm_solve", format!("A is {m}×{n}: more rows than columns")));
+        }
+        if b.rows() != m {
+            return Err(Error::dims("min_norm_solve", format!("A is {m}×{n} but B has {} rows", b.rows())));
+        }
+        let f = self.transpose()?.qr()?;
+        if let Some(j) = f.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
+            return Err(Error::Singular { pivot: j + 1 });
+        }
+        let nrhs = b.cols();
+        let mut x = self.device().zeros::<T>(n, nrhs)?;
+        with_backend!(self.device(), be => {
+            let mut xv = x.view_mut()?;
+            be.copy(b.view()?, xv.rb_mut().sub_mut(0, 0, m, nrhs)?)?;
+            let r = f.data.view()?.sub(0, 0, m, m)?;
+            be.trsm(Side::Left, Uplo::Upper, Op::Trans, Diag::NonUnit, T::ONE, r, xv.rb_mut().sub_mut(0, 0, m, nrhs)?)?;
+            qr::apply_q(be, f.data.view()?, f.t.view()?, Op::NoTrans, xv)
+        })?;
+        Ok(x)
     }
 
     /// [`qr`](Self::qr) with explicit tuning.

@@ -323,6 +323,12 @@ pub fn householder<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, t: &ViewMut<'_, B
     if a.rows() < a.cols() {
         return Err(Error::dims("householder", format!("the panel must not be wide, is {}×{}", a.rows(), a.cols())));
     }
+    if a.cols() > super::HOUSEHOLDER_MAX_COLS {
+        return Err(Error::dims(
+            "householder",
+            format!("a panel has at most {} columns, this one {}", super::HOUSEHOLDER_MAX_COLS, a.cols()),
+        ));
+    }
     if (t.rows(), t.cols()) != (a.cols(), a.cols()) {
         return Err(Error::dims(
             "householder",

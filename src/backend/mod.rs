@@ -147,6 +147,10 @@ pub trait DeviceBuffer {
     }
 }
 
+/// Widest panel [`Backend::householder`] takes: wider panels are split
+/// recursively (`factor::qr`), so the unblocked work stays this narrow.
+pub const HOUSEHOLDER_MAX_COLS: usize = 32;
+
 /// A place to compute: memory, a stream of work, and the primitives.
 pub trait Backend: Sized + Send + Sync + 'static {
     /// A handle to `len` elements of device memory.
@@ -391,7 +395,8 @@ pub trait Backend: Sized + Send + Sync + 'static {
 
     // Householder QR.
 
-    /// Unblocked Householder QR of the `m × k` panel `a` (`m ≥ k`) in place,
+    /// Unblocked Householder QR of the `m × k` panel `a` (`m ≥ k`,
+    /// `k ≤` [`HOUSEHOLDER_MAX_COLS`]) in place,
     /// as LAPACK's `dgeqr2` followed by `dlarft` (forward, columnwise): `R`
     /// in the upper triangle, the reflectors' vectors `vⱼ` below the diagonal
     /// (their unit first entries implicit), and in the `k × k` block `t` the
@@ -400,7 +405,7 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// (the strict lower triangle of `t` is set to zero). Reflectors follow
     /// `dlarfg`: `R(j, j) = −sign(a(j, j))·‖a(j:m, j)‖`, and `τⱼ = 0`
     /// (`Hⱼ = I`) when the column is already zero below the diagonal. The
-    /// panel step of blocked QR.
+    /// leaf of blocked QR's recursive panel.
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Self, T>, t: ViewMut<'_, Self, T>) -> Result<()>;
 
     // LU factorization: the panel and the row interchanges.

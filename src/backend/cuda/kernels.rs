@@ -75,6 +75,8 @@ pub const HEADERS: &[Source] = &[
     Source { name: "common.cuh", code: include_str!("../../../kernels/common.cuh") },
     // The pivot candidate and the grid barrier of the pivoting panels.
     Source { name: "pivot.cuh", code: include_str!("../../../kernels/pivot.cuh") },
+    // Exchanges between blocks through L2 (the LL protocol) of the panels.
+    Source { name: "ll.cuh", code: include_str!("../../../kernels/ll.cuh") },
     // What the LU kernels share; the register rows of two panel kernels.
     Source { name: "lu.cuh", code: include_str!("../../../kernels/lu.cuh") },
     Source { name: "lu_reg.cuh", code: include_str!("../../../kernels/lu_reg.cuh") },

@@ -109,8 +109,9 @@ impl Cuda {
     }
 
     /// The exchange cells (device address) and epoch for the next launch of
-    /// a panel kernel on this queue; enough cells for any grid of the GPU.
-    fn exchange(&self) -> Result<(u64, u32)> {
+    /// a panel kernel on this queue; enough cells for any grid of the GPU
+    /// (`2·ll_cells(GRID_MAX_NB)` a block, also what QR's panel needs).
+    pub(super) fn exchange(&self) -> Result<(u64, u32)> {
         let mut slot = self.lu.exchange.lock().unwrap_or_else(|p| p.into_inner());
         if slot.as_ref().is_none_or(|x| x.epoch + 1 >= EPOCHS) {
             // 16-byte cells, four words each.

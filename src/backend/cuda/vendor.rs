@@ -322,6 +322,8 @@ pub struct DenseQr<T: Scalar = f64> {
     solver: Solver,
     /// The Householder scalars, `min(m, n)` entries of `T` (as bytes).
     tau: CudaSlice<u8>,
+    /// `dormqr`'s workspace and the right-hand sides it was sized for.
+    ormqr_work: Option<(CudaSlice<f64>, usize)>,
     m: usize,
     n: usize,
     precision: PhantomData<T>,
@@ -339,7 +341,7 @@ impl<T: Scalar> DenseQr<T> {
         let solver = Solver::new(cuda, "Xgeqrf", Box::new(query))?;
         let tau_bytes = m.min(n).max(1) * size_of::<T>();
         let tau = cuda.stream().alloc_zeros::<u8>(tau_bytes).map_err(driver("allocating tau"))?;
-        Ok(DenseQr { solver, tau, m, n, precision: PhantomData })
+        Ok(DenseQr { solver, tau, ormqr_work: None, m, n, precision: PhantomData })
     }
 
     /// Bytes of device workspace cuSOLVER asked for, with `tau`.
@@ -427,6 +429,96 @@ impl DenseQr<f64> {
         };
         succeeded("Dorgqr", s)?;
         stream.synchronize().map_err(driver("dorgqr"))
+    }
+}
+
+impl DenseQr<f64> {
+    /// The least-squares solution of `A·X ≈ B` for `a` factored by
+    /// [`factor`](Self::factor) (`m ≥ n`): `B := Qᵀ·B` by `dormqr`, then
+    /// `R⁻¹` by cuBLAS `dtrsm` on its top `n` rows, as LAPACK's `dgels`.
+    /// `b` is `m × nrhs`; the workspace is queried and allocated on the
+    /// first call (outside any timing that follows).
+    pub fn least_squares(
+        &mut self,
+        cuda: &Cuda,
+        a: &CudaBuffer<f64>,
+        b: &mut CudaBuffer<f64>,
+        nrhs: usize,
+    ) -> Result<()> {
+        let (m, n) = (self.m, self.n);
+        if m < n {
+            return Err(Error::dims("dgels", format!("A is {m}×{n}: fewer rows than columns")));
+        }
+        let dim = |x: usize| i32::try_from(x.max(1)).map_err(|_| Error::dims("dormqr", "beyond 32 bits"));
+        let (mi, ni, ki) = (dim(m)?, dim(nrhs)?, dim(n)?);
+        let (av, bv) = (View::dense(a, m, n)?, ViewMut::dense(b, m, nrhs)?);
+        let stream = cuda.stream().clone();
+        let h = self.solver.handle.cu();
+        let (left, trans) = (sys::cublasSideMode_t::CUBLAS_SIDE_LEFT, sys::cublasOperation_t::CUBLAS_OP_T);
+        if self.ormqr_work.as_ref().is_none_or(|(_, cols)| *cols != nrhs) {
+            let (tau, _) = self.tau.device_ptr(&stream);
+            let mut lwork = 0i32;
+            // SAFETY: a workspace query on dense blocks of live buffers.
+            let s = unsafe {
+                sys::cusolverDnDormqr_bufferSize(
+                    h,
+                    left,
+                    trans,
+                    mi,
+                    ni,
+                    ki,
+                    raw(&av) as *const f64,
+                    mi,
+                    tau as *const f64,
+                    raw_mut(&bv) as *const f64,
+                    mi,
+                    &mut lwork,
+                )
+            };
+            succeeded("Dormqr_bufferSize", s)?;
+            let work = stream.alloc_zeros::<f64>(lwork.max(1) as usize).map_err(driver("dormqr workspace"))?;
+            self.ormqr_work = Some((work, nrhs));
+        }
+        let (work, _) = self.ormqr_work.as_mut().expect("allocated above").0.device_ptr_mut(&stream);
+        let lwork = i32::try_from(self.ormqr_work.as_ref().expect("allocated above").0.len())
+            .map_err(|_| Error::dims("dormqr", "workspace beyond 32 bits"))?;
+        let (tau, _) = self.tau.device_ptr(&stream);
+        let (info, _) = self.solver.info.device_ptr_mut(&stream);
+        // SAFETY: as queried; tau from the factorization of this block.
+        let s = unsafe {
+            sys::cusolverDnDormqr(
+                h,
+                left,
+                trans,
+                mi,
+                ni,
+                ki,
+                raw(&av) as *const f64,
+                mi,
+                tau as *const f64,
+                raw_mut(&bv) as *mut f64,
+                mi,
+                work as *mut f64,
+                lwork,
+                info as *mut i32,
+            )
+        };
+        succeeded("Dormqr", s)?;
+        let r = av.sub(0, 0, n, n)?;
+        let top = bv.sub_mut(0, 0, n, nrhs)?;
+        let d = |x| blas::dim("trsm", x);
+        // SAFETY: blocks of live buffers with the shapes of a triangular solve.
+        unsafe {
+            blas::triangular(
+                *cuda.cublas().handle(),
+                blas::Triangular::Solve,
+                (Side::Left, Uplo::Upper, Op::NoTrans, Diag::NonUnit),
+                (d(n)?, d(nrhs)?),
+                1.0,
+                operand(&r, "trsm")?,
+                operand_mut(&top, "trsm")?,
+            )
+        }
     }
 }
 

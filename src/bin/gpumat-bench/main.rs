@@ -50,7 +50,8 @@ enum Suite {
     /// Where a Cholesky's time goes: enqueue against wall time, per-call
     /// costs of its primitives, one factorization each in a profiler range.
     Trace,
-    /// Householder QR of m × m/8 against cuSOLVER dgeqrf.
+    /// Householder QR and least squares on square and tall shapes
+    /// (`--shapes`) against cuSOLVER dgeqrf (+ dormqr + cuBLAS dtrsm).
     Qr,
     /// LU with partial pivoting against cuSOLVER dgetrf.
     Lu,
@@ -120,6 +121,12 @@ struct Cli {
     /// Folder for the JSON and markdown results.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
+    /// `--suite qr`: the `MxN` shapes to factor.
+    #[arg(long, value_delimiter = ',', default_values_t = qr::SHAPES.map(|(m, n)| format!("{m}x{n}")))]
+    shapes: Vec<String>,
+    /// `--suite qr`: the block sizes to try (the fastest also solves).
+    #[arg(long, value_delimiter = ',', default_values_t = [gpumat::factor::qr::QrParams::default().block_size])]
+    block_sizes: Vec<usize>,
     /// `--suite lp`: HiGHS runs on problems of at most this many rows.
     #[arg(long, default_value_t = 1024)]
     highs_max_rows: usize,
@@ -155,7 +162,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Cholesky => cholesky::run(cuda, &settings)?,
         Suite::Capacity => capacity::run(cuda)?,
         Suite::Trace => trace::run(cuda, &settings)?,
-        Suite::Qr => qr::run(cuda, &settings)?,
+        Suite::Qr => qr::run(cuda, &settings, &parse_shapes(&cli.shapes)?, &cli.block_sizes)?,
         Suite::Lu => lu::run(cuda, &settings)?,
         Suite::Ldlt => ldlt::run(cuda, &settings)?,
         Suite::LdltCapacity => ldlt_capacity::run(cuda)?,
@@ -184,6 +191,20 @@ fn run(cli: &Cli) -> Result<()> {
     // (and `ldltcapacity`).
     let name = format!("{:?}", cli.suite).to_lowercase();
     harness::results::write(&cuda.name(), cuda.gpu_name(), &name, cli.reps, &cli.out, &rows)
+}
+
+/// `MxN` strings as `(m, n)`.
+fn parse_shapes(shapes: &[String]) -> Result<Vec<(usize, usize)>> {
+    shapes
+        .iter()
+        .map(|s| {
+            let (m, n) = s.split_once(['x', '×']).unwrap_or((s, ""));
+            match (m.trim().parse(), n.trim().parse()) {
+                (Ok(m), Ok(n)) => Ok((m, n)),
+                _ => Err(Error::InvalidArgument(format!("--shapes: {s:?} is not MxN (e.g. 8192x1024)"))),
+            }
+        })
+        .collect()
 }
 
 fn main() -> ExitCode {

@@ -1,7 +1,10 @@
 //! `--suite qr`: gpumat's blocked Householder QR against cuSOLVER's
-//! `dgeqrf` on tall least-squares shapes (`m × m/8` for each size `m`),
-//! same inputs, interleaved. The panel kernel is one thread block by design
-//! (simple first), so the ratio says what the panel costs.
+//! `dgeqrf`, and the least-squares solve on top of it against `dgeqrf` +
+//! `dormqr` + cuBLAS `dtrsm` (LAPACK's `dgels`), same inputs, interleaved,
+//! on square and tall shapes. Both factorizations' backward error
+//! `‖A − Q·R‖_F/(‖A‖_F·n·u)` and orthogonality `‖QᵀQ − I‖_F/(n·u)` are
+//! measured with `Q` formed explicitly (ours by `thin_q`, cuSOLVER's by
+//! `dorgqr`).
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
@@ -13,77 +16,233 @@ use serde_json::{Value, json};
 use crate::harness::Settings;
 use crate::harness::inputs::random;
 use crate::harness::results::record;
-use crate::harness::timing::side_by_side;
+use crate::harness::timing::{per_call_us, side_by_side};
 
-/// `‖AᵀA − RᵀR‖_F / ‖AᵀA‖_F` on the lower triangle: a backward error of
-/// `R` alone, the same measure for both (cuSOLVER's `Q` is not formed).
-fn gram_error(cuda: &Cuda, m: usize, n: usize, a: &CudaBuffer<f64>, factored: &CudaBuffer<f64>) -> Result<f64> {
-    let (mut g, mut h, mut r) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
-    cuda.syrk(Uplo::Lower, Op::Trans, 1.0, View::dense(a, m, n)?, 0.0, ViewMut::dense(&mut g, n, n)?)?;
+/// The shapes of the comparison: square, and tall where the panel bounds
+/// the vendor.
+pub const SHAPES: [(usize, usize); 4] = [(8192, 8192), (16384, 16384), (32768, 4096), (131072, 1024)];
+
+/// `(‖A − Q·R‖_F/(‖A‖_F·n·u), ‖QᵀQ − I‖_F/(n·u))` for `Q` (`m × n`,
+/// explicit) and `R` the upper triangle of `factored`'s top `n × n`.
+fn errors(
+    cuda: &Cuda,
+    m: usize,
+    n: usize,
+    a: &CudaBuffer<f64>,
+    q: &CudaBuffer<f64>,
+    factored: &CudaBuffer<f64>,
+) -> Result<(f64, f64)> {
+    let nu = n as f64 * f64::EPSILON / 2.0;
+    let mut r = cuda.alloc::<f64>(n * n)?;
     cuda.copy(View::dense(factored, m, n)?.sub(0, 0, n, n)?, ViewMut::dense(&mut r, n, n)?)?;
     cuda.fill_strict_triangle(Uplo::Lower, 0.0, ViewMut::dense(&mut r, n, n)?)?;
-    cuda.syrk(Uplo::Lower, Op::Trans, 1.0, View::dense(&r, n, n)?, 0.0, ViewMut::dense(&mut h, n, n)?)?;
-    cuda.geam(
-        1.0,
-        View::dense(&g, n, n)?,
-        Op::NoTrans,
+    let mut qr_ = cuda.alloc::<f64>(m * n)?;
+    cuda.copy(View::dense(a, m, n)?, ViewMut::dense(&mut qr_, m, n)?)?;
+    cuda.gemm(
         -1.0,
-        View::dense(&h, n, n)?,
+        View::dense(q, m, n)?,
         Op::NoTrans,
-        ViewMut::dense(&mut r, n, n)?,
+        View::dense(&r, n, n)?,
+        Op::NoTrans,
+        1.0,
+        ViewMut::dense(&mut qr_, m, n)?,
     )?;
-    for x in [&mut r, &mut g] {
-        cuda.fill_strict_triangle(Uplo::Upper, 0.0, ViewMut::dense(x, n, n)?)?;
-    }
-    Ok(cuda.norm(Norm::Frobenius, View::dense(&r, n, n)?)? / cuda.norm(Norm::Frobenius, View::dense(&g, n, n)?)?)
+    let backward =
+        cuda.norm(Norm::Frobenius, View::dense(&qr_, m, n)?)? / cuda.norm(Norm::Frobenius, View::dense(a, m, n)?)?;
+    drop(qr_);
+    // QᵀQ − I, both triangles (syrk fills one; the other is symmetric).
+    cuda.syrk(Uplo::Lower, Op::Trans, 1.0, View::dense(q, m, n)?, 0.0, ViewMut::dense(&mut r, n, n)?)?;
+    cuda.fill_strict_triangle(Uplo::Upper, 0.0, ViewMut::dense(&mut r, n, n)?)?;
+    // The diagonal, less one, through a dense copy.
+    let diagonal = Block { offset: 0, rows: 1, cols: n, ld: n + 1 };
+    let (mut d, mut ones) = (cuda.alloc::<f64>(n)?, cuda.alloc::<f64>(n)?);
+    cuda.copy(View::new(&r, diagonal)?, ViewMut::dense(&mut d, 1, n)?)?;
+    cuda.fill(ViewMut::dense(&mut ones, 1, n)?, 1.0)?;
+    cuda.axpy(-1.0, View::dense(&ones, 1, n)?, ViewMut::dense(&mut d, 1, n)?)?;
+    cuda.copy(View::dense(&d, 1, n)?, ViewMut::new(&mut r, diagonal)?)?;
+    let lower = cuda.norm(Norm::Frobenius, View::dense(&r, n, n)?)?;
+    let diag = cuda.norm(Norm::Frobenius, View::dense(&d, 1, n)?)?;
+    // ‖·‖_F² of the symmetric matrix: twice the lower part less the diagonal.
+    let orth = (2.0 * lower * lower - diag * diag).max(0.0).sqrt();
+    Ok((backward / nu, orth / nu))
 }
 
-pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
+/// `‖Aᵀ·r‖₂ / (‖A‖_F·(‖A‖_F·‖x‖₂ + ‖r‖₂))` for `r = A·x − b` and the
+/// least-squares `x` in the top `n` rows of `solved`: zero at the exact
+/// solution, about `u` for a backward stable solver.
+fn normal_residual(
+    cuda: &Cuda,
+    m: usize,
+    n: usize,
+    a: &CudaBuffer<f64>,
+    b: &CudaBuffer<f64>,
+    solved: &CudaBuffer<f64>,
+) -> Result<f64> {
+    let mut r = cuda.alloc::<f64>(m)?;
+    cuda.copy(View::dense(b, m, 1)?, ViewMut::dense(&mut r, m, 1)?)?;
+    let x = View::dense(solved, m, 1)?.sub(0, 0, n, 1)?;
+    cuda.gemm(1.0, View::dense(a, m, n)?, Op::NoTrans, x, Op::NoTrans, -1.0, ViewMut::dense(&mut r, m, 1)?)?;
+    let mut g = cuda.alloc::<f64>(n)?;
+    let (av, rv) = (View::dense(a, m, n)?, View::dense(&r, m, 1)?);
+    cuda.gemm(1.0, av, Op::Trans, rv, Op::NoTrans, 0.0, ViewMut::dense(&mut g, n, 1)?)?;
+    let norm_a = cuda.norm(Norm::Frobenius, av)?;
+    let scale = norm_a * (norm_a * cuda.norm(Norm::Frobenius, x)? + cuda.norm(Norm::Frobenius, rv)?);
+    Ok(cuda.norm(Norm::Frobenius, View::dense(&g, n, 1)?)? / scale)
+}
+
+/// Where a panel's time goes, in µs per call: a leaf (`householder` on
+/// `m × leaf`), the whole recursive panel (`m × nb`), and the skinny
+/// product `Vᵀ·C` (`leaf × leaf` from an inner dimension `m`) of which the
+/// recursion makes many.
+fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
+    let a = random(cuda, m * nb, 13)?;
+    let mut p = cuda.alloc::<f64>(m * nb)?;
+    let mut t = cuda.alloc::<f64>(nb * nb)?;
+    let mut work = cuda.alloc::<f64>(nb * nb)?;
+    let reps = 10;
+    let leaf_us = per_call_us(cuda, reps, &mut || {
+        cuda.copy(View::dense(&a, m, leaf)?, ViewMut::dense(&mut p, m, leaf)?)?;
+        cuda.householder(ViewMut::dense(&mut p, m, leaf)?, ViewMut::dense(&mut t, leaf, leaf)?)
+    })?;
+    let panel_us = per_call_us(cuda, reps, &mut || {
+        cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?)?;
+        qr::factor_panel(
+            cuda,
+            &BufferMut::new(&mut p),
+            Block::dense(m, nb),
+            ViewMut::dense(&mut t, nb, nb)?,
+            leaf,
+            &mut work,
+        )
+    })?;
+    let copy_us = per_call_us(cuda, reps, &mut || cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?))?;
+    let skinny_us = per_call_us(cuda, reps, &mut || {
+        let (v, c) = (View::dense(&a, m, leaf)?, View::dense(&a, m, nb)?.sub(0, leaf, m, leaf)?);
+        cuda.gemm(1.0, v, Op::Trans, c, Op::NoTrans, 0.0, ViewMut::dense(&mut t, leaf, leaf)?)
+    })?;
+    eprintln!(
+        "panel {m}×{nb}: {:.0} µs (leaf {m}×{leaf}: {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} µs)",
+        panel_us - copy_us,
+        leaf_us - copy_us * leaf as f64 / nb as f64
+    );
+    Ok(json!({
+        "op": format!("qr panel {m}×{nb}"), "n": m, "precision": "f64",
+        "panel_us": panel_us - copy_us, "leaf_us": leaf_us - copy_us * leaf as f64 / nb as f64,
+        "skinny_gemm_us": skinny_us, "leaf": leaf,
+    }))
+}
+
+pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_sizes: &[usize]) -> Result<Vec<Value>> {
     let mut rows = vec![];
-    for &m in &settings.sizes {
-        let n = (m / 8).max(1);
-        let params = QrParams::default();
-        let nb = params.block_size.min(n);
+    for &(m, n) in shapes {
+        let nb = QrParams::default().block_size.min(n);
+        rows.push(panel_costs(cuda, m, nb, QrParams::default().leaf.min(nb))?);
+    }
+    for &(m, n) in shapes {
+        if m < n {
+            return Err(Error::InvalidArgument(format!("QR shapes are tall or square; {m}×{n} is wide")));
+        }
         let a = random(cuda, m * n, 11)?;
+        let b = random(cuda, m, 12)?;
         let (mut ours, mut theirs) = (cuda.alloc::<f64>(m * n)?, cuda.alloc::<f64>(m * n)?);
-        let mut t = cuda.alloc::<f64>(nb * n)?;
         let mut vendor = vendor::DenseQr::new(cuda, m, n)?;
+        let flops = 2.0 * (m as f64) * (n as f64).powi(2) - 2.0 * (n as f64).powi(3) / 3.0;
+        let mut best: Option<(f64, QrParams)> = None;
+        for &nb in block_sizes {
+            let params = QrParams { block_size: nb, ..QrParams::default() };
+            let nb = nb.min(n);
+            let mut t = cuda.alloc::<f64>(nb * n)?;
+            let (t_ours, t_vendor) = side_by_side(
+                cuda,
+                settings.reps,
+                || {
+                    cuda.copy(View::dense(&a, m, n)?, ViewMut::dense(&mut ours, m, n)?)?;
+                    qr::factor_in_place(
+                        cuda,
+                        &BufferMut::new(&mut ours),
+                        Block::dense(m, n),
+                        ViewMut::dense(&mut t, nb, n)?,
+                        params,
+                    )
+                },
+                || {
+                    cuda.copy(View::dense(&a, m, n)?, ViewMut::dense(&mut theirs, m, n)?)?;
+                    vendor.factor(cuda, &mut theirs)
+                },
+            )?;
+            if vendor.info(cuda)? != 0 {
+                return Err(Error::Device(format!("{m}×{n}: cuSOLVER dgeqrf failed (info {})", vendor.info(cuda)?)));
+            }
+            // Both factors' accuracy, from the last runs' results.
+            let mut q = cuda.alloc::<f64>(m * n)?;
+            qr::thin_q(cuda, View::dense(&ours, m, n)?, View::dense(&t, nb, n)?, ViewMut::dense(&mut q, m, n)?)?;
+            let (ours_backward, ours_orth) = errors(cuda, m, n, &a, &q, &ours)?;
+            cuda.copy(View::dense(&theirs, m, n)?, ViewMut::dense(&mut q, m, n)?)?;
+            vendor.explicit_q(cuda, &mut q)?;
+            let (vendor_backward, vendor_orth) = errors(cuda, m, n, &a, &q, &theirs)?;
+            drop(q);
+            eprintln!("qr {m}×{n} nb={nb}: {t_ours:.2} ms vs dgeqrf {t_vendor:.2} ms ({:.2}×)", t_vendor / t_ours);
+            rows.push(record(
+                &format!("geqrf {m}×{n}"),
+                m,
+                t_ours,
+                t_vendor,
+                Some(flops),
+                json!({
+                    "cols": n, "block_size": nb, "leaf": params.leaf,
+                    "gpumat_backward_error": ours_backward, "vendor_backward_error": vendor_backward,
+                    "gpumat_orthogonality": ours_orth, "vendor_orthogonality": vendor_orth,
+                    "error_units": "‖A − QR‖_F/(‖A‖_F·n·u) and ‖QᵀQ − I‖_F/(n·u)",
+                    "gpumat_bytes": 8 * (m * n + nb * n), "vendor_bytes": 8 * m * n + vendor.workspace_bytes(),
+                }),
+            ));
+            if best.is_none_or(|(time, _)| t_ours < time) {
+                best = Some((t_ours, params));
+            }
+        }
+        // The least-squares solve end to end, with the fastest block size.
+        let Some((_, params)) = best else { continue };
+        let nb = params.block_size.min(n);
+        let mut t = cuda.alloc::<f64>(nb * n)?;
+        let (mut x_ours, mut x_theirs) = (cuda.alloc::<f64>(m)?, cuda.alloc::<f64>(m)?);
         let (t_ours, t_vendor) = side_by_side(
             cuda,
             settings.reps,
             || {
                 cuda.copy(View::dense(&a, m, n)?, ViewMut::dense(&mut ours, m, n)?)?;
-                let buf = BufferMut::new(&mut ours);
-                qr::factor_in_place(cuda, &buf, Block::dense(m, n), ViewMut::dense(&mut t, nb, n)?, params)
+                cuda.copy(View::dense(&b, m, 1)?, ViewMut::dense(&mut x_ours, m, 1)?)?;
+                qr::factor_in_place(
+                    cuda,
+                    &BufferMut::new(&mut ours),
+                    Block::dense(m, n),
+                    ViewMut::dense(&mut t, nb, n)?,
+                    params,
+                )?;
+                qr::solve_in_place(
+                    cuda,
+                    View::dense(&ours, m, n)?,
+                    View::dense(&t, nb, n)?,
+                    ViewMut::dense(&mut x_ours, m, 1)?,
+                )
             },
             || {
                 cuda.copy(View::dense(&a, m, n)?, ViewMut::dense(&mut theirs, m, n)?)?;
-                vendor.factor(cuda, &mut theirs)
+                cuda.copy(View::dense(&b, m, 1)?, ViewMut::dense(&mut x_theirs, m, 1)?)?;
+                vendor.factor(cuda, &mut theirs)?;
+                vendor.least_squares(cuda, &theirs, &mut x_theirs, 1)
             },
         )?;
-        if vendor.info(cuda)? != 0 {
-            return Err(Error::Device(format!("{m}×{n}: cuSOLVER dgeqrf failed (info {})", vendor.info(cuda)?)));
-        }
-        // Ours also in full: ‖A − Q·R‖_F / ‖A‖_F.
-        let mut qr_ = cuda.alloc::<f64>(m * n)?;
-        qr::reconstruct(cuda, View::dense(&ours, m, n)?, View::dense(&t, nb, n)?, ViewMut::dense(&mut qr_, m, n)?)?;
-        cuda.axpy(-1.0, View::dense(&a, m, n)?, ViewMut::dense(&mut qr_, m, n)?)?;
-        let e_full = cuda.norm(Norm::Frobenius, View::dense(&qr_, m, n)?)?
-            / cuda.norm(Norm::Frobenius, View::dense(&a, m, n)?)?;
-        let (mm, nn) = (m as f64, n as f64);
+        eprintln!("least squares {m}×{n}: {t_ours:.2} ms vs dgels {t_vendor:.2} ms ({:.2}×)", t_vendor / t_ours);
         rows.push(record(
-            &format!("geqrf {m}×{n}"),
+            &format!("least squares {m}×{n}"),
             m,
             t_ours,
             t_vendor,
-            Some(2.0 * mm * nn * nn - 2.0 * nn * nn * nn / 3.0),
+            None,
             json!({
-                "cols": n,
-                "gpumat_gram_error": gram_error(cuda, m, n, &a, &ours)?,
-                "vendor_gram_error": gram_error(cuda, m, n, &a, &theirs)?,
-                "gpumat_backward_error": e_full,
-                "gpumat_bytes": 8 * (m * n + nb * n), "vendor_bytes": 8 * m * n + vendor.workspace_bytes(),
-                "block_size": nb,
+                "cols": n, "block_size": nb, "leaf": params.leaf, "vendor": "dgeqrf + dormqr + dtrsm",
+                "gpumat_normal_residual": normal_residual(cuda, m, n, &a, &b, &x_ours)?,
+                "vendor_normal_residual": normal_residual(cuda, m, n, &a, &b, &x_theirs)?,
             }),
         ));
     }

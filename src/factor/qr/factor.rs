@@ -1,20 +1,24 @@
 //! The blocked factorization.
 
 use super::apply::apply_block;
-use crate::backend::{Backend, Block, BufferMut, Op, ViewMut};
+use super::panel::factor_panel;
+use crate::backend::{Backend, Block, BufferMut, HOUSEHOLDER_MAX_COLS, Op, ViewMut};
 use crate::{Error, Result, Scalar};
 
 /// Tuning of the blocked factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QrParams {
-    /// Columns per panel: the panel is factored by `householder`, the rest
-    /// of the matrix is updated with level-3 calls of this inner dimension.
+    /// Columns per panel: the rest of the matrix is updated with level-3
+    /// calls of this inner dimension.
     pub block_size: usize,
+    /// Columns of the recursive panel's leaves, factored by the backend's
+    /// `householder` (at most [`HOUSEHOLDER_MAX_COLS`]).
+    pub leaf: usize,
 }
 
 impl Default for QrParams {
     fn default() -> Self {
-        QrParams { block_size: 32 }
+        QrParams { block_size: 256, leaf: HOUSEHOLDER_MAX_COLS }
     }
 }
 
@@ -42,11 +46,11 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
             ),
         ));
     }
-    let mut work = be.alloc::<T>(nb * n.saturating_sub(nb).max(1))?;
+    let mut work = be.alloc::<T>(nb * n.saturating_sub(nb).max(nb))?;
     for j in (0..k).step_by(nb) {
         let kb = nb.min(k - j);
         let panel = block.sub(j, j, m - j, kb)?;
-        be.householder(a.view_mut(panel)?, t.rb_mut().sub_mut(0, j, kb, kb)?)?;
+        factor_panel(be, a, panel, t.rb_mut().sub_mut(0, j, kb, kb)?, params.leaf, &mut work)?;
         let rest = n - j - kb;
         if rest > 0 {
             let trailing = block.sub(j, j + kb, m - j, rest)?;

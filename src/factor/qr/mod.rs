@@ -2,8 +2,9 @@
 //! product of `k = min(m, n)` reflectors, `R` upper trapezoidal.
 //!
 //! Blocked in LAPACK's compact WY form (`dgeqrt`): each panel of `nb`
-//! columns is factored by the backend's `householder` primitive, which also
-//! forms the `nb × nb` triangular `T` with `H₀⋯H_{nb−1} = I − V·T·Vᵀ`, and
+//! columns is factored recursively (`panel.rs`) down to leaves for the
+//! backend's `householder` primitive, which also forms the `nb × nb`
+//! triangular `T` with `H₀⋯H_{nb−1} = I − V·T·Vᵀ`, and
 //! the trailing matrix is updated as `C −= V·Tᵀ·(Vᵀ·C)` with `trmm` and
 //! `gemm`, where nearly all the work is.
 //!
@@ -17,11 +18,13 @@
 mod apply;
 mod condition;
 mod factor;
+mod panel;
 mod reconstruct;
 mod solve;
 
 pub use apply::{apply_block, apply_q};
 pub use condition::{condition_estimate, r_diagonal};
 pub use factor::{QrParams, factor_in_place};
+pub use panel::factor_panel;
 pub use reconstruct::{reconstruct, thin_q};
 pub use solve::solve_in_place;

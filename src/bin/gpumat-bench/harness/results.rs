@@ -63,6 +63,14 @@ const NOTES: &[&str] = &[
     "highs_ipm_ms",
     "highs_pdlp_ms",
     "fraction_of_dgemm",
+    "block_size",
+    "gpumat_orthogonality",
+    "vendor_orthogonality",
+    "gpumat_normal_residual",
+    "vendor_normal_residual",
+    "panel_us",
+    "leaf_us",
+    "skinny_gemm_us",
 ];
 
 /// The words of a record shown in the table's notes, when it has them: why
