@@ -312,8 +312,13 @@ fn min_norm_solves_of_underdetermined_systems() {
     assert!(matches!(tall.min_norm_solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
     let wide = upload::<f64>(&[1.0; 6], 2, 3);
     assert!(matches!(wide.min_norm_solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
-    let mut dependent = vec![0.0; 2 * 3];
-    dependent[0] = 1.0;
-    let e = upload::<f64>(&dependent, 2, 3).min_norm_solve(&upload::<f64>(&[1.0, 1.0], 2, 1));
-    assert!(matches!(e, Err(Error::Singular { pivot: 2 })), "{e:?}");
+    // A zero row, and two equal rows (R(2, 2) rounding, not zero): both
+    // refused rather than solved into huge entries.
+    let mut zero_row = vec![0.0; 2 * 3];
+    zero_row[0] = 1.0;
+    let equal_rows = random(&mut rng(324), 1, 20).iter().flat_map(|&x| [x, x]).collect::<Vec<_>>();
+    for (a, n) in [(zero_row, 3), (equal_rows, 20)] {
+        let e = upload::<f64>(&a, 2, n).min_norm_solve(&upload::<f64>(&[1.0, 1.0], 2, 1));
+        assert!(matches!(e, Err(Error::RankDeficient { .. })), "{e:?}");
+    }
 }

@@ -248,6 +248,9 @@ def lstsq(a, b, weights=None, device=None):
     """Weighted linear least squares: ``x`` minimizing
     ``‖diag(weights)·(b − a @ x)‖₂`` for ``a`` with at least as many rows as
     columns, stable for ill-conditioned designs (QR with refinement).
+    For ``a`` with fewer rows than columns (and no weights), the ``x`` of
+    least norm with ``a @ x = b``, as ``numpy.linalg.lstsq`` gives (QR of
+    ``a.T``; ``a`` must have full row rank).
     Returns ``LstsqResult(x, residual_norm, standard_errors, condition)``.
 
     >>> t = np.linspace(0.0, 1.0, 20)

@@ -360,12 +360,52 @@ fn lstsq<'py>(
     weights: Option<&PyArray>,
 ) -> PyResult<(PyArray, Bound<'py, PyDict>)> {
     let (a, b, w) = (&a.inner, &b.inner, weights.map(|w| &w.inner));
+    if a.rows() < a.cols() {
+        return min_norm(py, a, b, w.is_some());
+    }
     let s = py.detach(|| gpumat::lstsq(a, b, w)).or_raise()?;
     let info = PyDict::new(py);
     info.set_item("residual_norm", s.residual_norm)?;
     info.set_item("standard_errors", s.standard_errors.clone())?;
     info.set_item("condition", s.condition)?;
     Ok((wrap(s.x), info))
+}
+
+/// `lstsq` of a wide `a` (fewer rows than columns), as NumPy's: the `x` of
+/// least norm with `a·x = b`, from the QR factorization of `aᵀ`.
+fn min_norm<'py>(
+    py: Python<'py>,
+    a: &Matrix<f64>,
+    b: &Matrix<f64>,
+    weighted: bool,
+) -> PyResult<(PyArray, Bound<'py, PyDict>)> {
+    if weighted {
+        return Err(raise(gpumat::Error::dims(
+            "lstsq",
+            format!("weights need at least as many rows as columns; A is {}×{}", a.rows(), a.cols()),
+        )));
+    }
+    if b.rows() != a.rows() {
+        return Err(raise(gpumat::Error::dims(
+            "lstsq",
+            format!("A is {}×{} but b has {} rows", a.rows(), a.cols(), b.rows()),
+        )));
+    }
+    let (x, residual, condition) = py
+        .detach(|| -> gpumat::Result<_> {
+            let f = a.transpose()?.qr()?;
+            let condition = f.full_rank(gpumat::Qr::<f64>::RANK_TOLERANCE, "A's rows")?;
+            let x = f.solve_transposed(b)?;
+            let ax = a.matmul(&x)?.to_host()?;
+            let residual = ax.iter().zip(b.to_host()?).map(|(p, q)| (p - q) * (p - q)).sum::<f64>().sqrt();
+            Ok((x, residual, condition))
+        })
+        .or_raise()?;
+    let info = PyDict::new(py);
+    info.set_item("residual_norm", residual)?;
+    info.set_item("standard_errors", py.None())?;
+    info.set_item("condition", condition)?;
+    Ok((wrap(x), info))
 }
 
 /// `a`, which must be exactly symmetric, in the storage named.

@@ -98,6 +98,23 @@ def test_lstsq_matches_numpy_and_weights_scale_rows():
     assert np.linalg.norm(weighted - ref) / np.linalg.norm(ref) <= 1e-12
 
 
+def test_lstsq_of_a_wide_matrix_is_the_least_norm_solution():
+    m, n = 12, 40
+    a = rng(10).standard_normal((m, n))
+    b = rng(11).standard_normal((m, 2))
+    fit = gpumat.lstsq(a, b)
+    ref = np.linalg.lstsq(a, b, rcond=None)[0]  # NumPy's minimum-norm solution
+    assert fit.x.shape == (n, 2)
+    assert np.linalg.norm(fit.x - ref) / np.linalg.norm(ref) <= np.linalg.cond(a) * 20 * n * U
+    # a @ x = b to rounding, and the reported residual says so.
+    assert fit.residual_norm <= 20 * n * U * np.linalg.norm(a) * np.linalg.norm(fit.x)
+    assert fit.standard_errors is None and fit.condition >= 1.0
+    with pytest.raises(gpumat.ShapeError):
+        gpumat.lstsq(a, b[:, 0], weights=np.ones(m))
+    with pytest.raises(gpumat.RankDeficientError):
+        gpumat.lstsq(np.vstack([a[:1], a[:1]]), np.ones(2))
+
+
 def test_factor_objects():
     n = 40
     a = spd(n, 10)

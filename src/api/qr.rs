@@ -26,11 +26,11 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// The solution of least 2-norm of the underdetermined system `A·X = B`
-    /// for `A` of `m × n` with `m ≤ n` and full row rank, from the QR
-    /// factorization of `Aᵀ = Q·R`: `X = Q·[R⁻ᵀ·B; 0]`, backward stable as
-    /// LAPACK's `dgels` is for this shape. An exactly zero diagonal entry of
-    /// `R` (dependent rows) is [`Error::Singular`]; for `m ≥ n` use
-    /// [`Qr::solve`] or [`lstsq`](crate::lstsq).
+    /// for `A` of `m × n` with `m ≤ n` and full row rank:
+    /// [`Qr::solve_transposed`] on the QR factorization of `Aᵀ`. Rows
+    /// dependent to working precision (`κ₁(R)·u ≥ 10⁻²`, as
+    /// [`lstsq`](crate::lstsq) judges designs) are
+    /// [`Error::RankDeficient`], never a meaningless answer.
     pub fn min_norm_solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         let (m, n) = self.shape();
         self.check_with(b)?;
@@ -41,19 +41,8 @@ impl<T: Scalar> Matrix<T> {
             return Err(Error::dims("min_norm_solve", format!("A is {m}×{n} but B has {} rows", b.rows())));
         }
         let f = self.transpose()?.qr()?;
-        if let Some(j) = f.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
-            return Err(Error::Singular { pivot: j + 1 });
-        }
-        let nrhs = b.cols();
-        let mut x = self.device().zeros::<T>(n, nrhs)?;
-        with_backend!(self.device(), be => {
-            let mut xv = x.view_mut()?;
-            be.copy(b.view()?, xv.rb_mut().sub_mut(0, 0, m, nrhs)?)?;
-            let r = f.data.view()?.sub(0, 0, m, m)?;
-            be.trsm(Side::Left, Uplo::Upper, Op::Trans, Diag::NonUnit, T::ONE, r, xv.rb_mut().sub_mut(0, 0, m, nrhs)?)?;
-            qr::apply_q(be, f.data.view()?, f.t.view()?, Op::NoTrans, xv)
-        })?;
-        Ok(x)
+        f.full_rank(Qr::<T>::RANK_TOLERANCE, "A's rows")?;
+        f.solve_transposed(b)
     }
 
     /// [`qr`](Self::qr) with explicit tuning.
@@ -73,6 +62,10 @@ impl<T: Scalar> Matrix<T> {
 }
 
 impl<T: Scalar> Qr<T> {
+    /// `κ₁(R)·u` from which a factor is taken as rank deficient: that of
+    /// [`LstsqParams`](crate::solve::lstsq::LstsqParams)' default.
+    pub const RANK_TOLERANCE: f64 = 1e-2;
+
     /// Rows of `A`.
     pub fn m(&self) -> usize {
         self.data.rows()
@@ -150,6 +143,46 @@ impl<T: Scalar> Qr<T> {
             qr::solve_in_place(be, self.data.view()?, self.t.view()?, qtb.view_mut()?)?;
             qtb.new_with(be, n, nrhs, |x| be.copy(qtb.view()?.sub(0, 0, n, nrhs)?, x))
         })
+    }
+
+    /// For the factored `F` of `n × m` with `n ≥ m` (so `A = Fᵀ` is wide),
+    /// the solution of least 2-norm of `Fᵀ·X = B`: `X = Q·[R⁻ᵀ·B; 0]`,
+    /// backward stable as LAPACK's `dgels` with `TRANS = 'T'`. `B` has `m`
+    /// rows. An exactly zero diagonal entry of `R` (dependent rows of `A`)
+    /// is [`Error::Singular`].
+    pub fn solve_transposed(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
+        let (n, m) = (self.m(), self.n());
+        self.data.check_with(b)?;
+        if n < m {
+            return Err(Error::dims("Qr::solve_transposed", format!("Aᵀ is {m}×{n}: more rows than columns")));
+        }
+        if b.rows() != m {
+            return Err(Error::dims("Qr::solve_transposed", format!("Aᵀ is {m}×{n} but B has {} rows", b.rows())));
+        }
+        if let Some(j) = self.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
+            return Err(Error::Singular { pivot: j + 1 });
+        }
+        let nrhs = b.cols();
+        let mut x = self.data.device().zeros::<T>(n, nrhs)?;
+        with_backend!(self.data.device(), be => {
+            let mut xv = x.view_mut()?;
+            be.copy(b.view()?, xv.rb_mut().sub_mut(0, 0, m, nrhs)?)?;
+            let r = self.data.view()?.sub(0, 0, m, m)?;
+            be.trsm(Side::Left, Uplo::Upper, Op::Trans, Diag::NonUnit, T::ONE, r, xv.rb_mut().sub_mut(0, 0, m, nrhs)?)?;
+            qr::apply_q(be, self.data.view()?, self.t.view()?, Op::NoTrans, xv)
+        })?;
+        Ok(x)
+    }
+
+    /// The condition estimate of `R` ([`condition_estimate`](Self::condition_estimate)),
+    /// or [`Error::RankDeficient`] naming `what` when it is at least
+    /// `tolerance / u`.
+    pub fn full_rank(&self, tolerance: f64, what: &str) -> Result<f64> {
+        let condition = self.condition_estimate()?;
+        if condition * T::unit_roundoff() >= tolerance {
+            return Err(Error::RankDeficient { what: what.into(), column: None, condition });
+        }
+        Ok(condition)
     }
 
     /// `Q·R`, for checking the factorization.

@@ -48,7 +48,7 @@ impl Default for LstsqParams {
     fn default() -> Self {
         // 1e-2/u: refinement contracts by about κ·u per step, so each step
         // still gains two digits at the limit.
-        LstsqParams { max_iterations: 30, rank_tolerance: 1e-2, qr: QrParams::default() }
+        LstsqParams { max_iterations: 30, rank_tolerance: crate::Qr::<f64>::RANK_TOLERANCE, qr: QrParams::default() }
     }
 }
 
