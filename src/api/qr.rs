@@ -32,14 +32,8 @@ impl<T: Scalar> Matrix<T> {
     /// [`lstsq`](crate::lstsq) judges designs) are
     /// [`Error::RankDeficient`], never a meaningless answer.
     pub fn min_norm_solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
-        let (m, n) = self.shape();
         self.check_with(b)?;
-        if m > n {
-            return Err(Error::dims("min_norm_solve", format!("A is {m}×{n}: more rows than columns")));
-        }
-        if b.rows() != m {
-            return Err(Error::dims("min_norm_solve", format!("A is {m}×{n} but B has {} rows", b.rows())));
-        }
+        system("min_norm_solve", "A", self.shape(), Shape::Wide, b)?;
         let f = self.transpose()?.qr()?;
         f.full_rank(Qr::<T>::RANK_TOLERANCE, "A's rows")?;
         f.solve_transposed(b)
@@ -128,15 +122,8 @@ impl<T: Scalar> Qr<T> {
     pub fn solve(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         let (m, n) = (self.m(), self.n());
         self.data.check_with(b)?;
-        if m < n {
-            return Err(Error::dims("Qr::solve", format!("A is {m}×{n}: fewer rows than columns")));
-        }
-        if b.rows() != m {
-            return Err(Error::dims("Qr::solve", format!("A is {m}×{n} but B has {} rows", b.rows())));
-        }
-        if let Some(j) = self.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
-            return Err(Error::Singular { pivot: j + 1 });
-        }
+        system("Qr::solve", "A", (m, n), Shape::Tall, b)?;
+        self.nonsingular()?;
         let mut qtb = b.try_clone()?;
         let nrhs = b.cols();
         with_backend!(self.data.device(), be => {
@@ -153,15 +140,8 @@ impl<T: Scalar> Qr<T> {
     pub fn solve_transposed(&self, b: &Matrix<T>) -> Result<Matrix<T>> {
         let (n, m) = (self.m(), self.n());
         self.data.check_with(b)?;
-        if n < m {
-            return Err(Error::dims("Qr::solve_transposed", format!("Aᵀ is {m}×{n}: more rows than columns")));
-        }
-        if b.rows() != m {
-            return Err(Error::dims("Qr::solve_transposed", format!("Aᵀ is {m}×{n} but B has {} rows", b.rows())));
-        }
-        if let Some(j) = self.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
-            return Err(Error::Singular { pivot: j + 1 });
-        }
+        system("Qr::solve_transposed", "Aᵀ", (m, n), Shape::Wide, b)?;
+        self.nonsingular()?;
         let nrhs = b.cols();
         let mut x = self.data.device().zeros::<T>(n, nrhs)?;
         with_backend!(self.data.device(), be => {
@@ -172,6 +152,14 @@ impl<T: Scalar> Qr<T> {
             qr::apply_q(be, self.data.view()?, self.t.view()?, Op::NoTrans, xv)
         })?;
         Ok(x)
+    }
+
+    /// [`Error::Singular`] at the first exactly zero diagonal entry of `R`.
+    fn nonsingular(&self) -> Result<()> {
+        match self.r_diagonal()?.iter().position(|d| *d == T::ZERO) {
+            Some(j) => Err(Error::Singular { pivot: j + 1 }),
+            None => Ok(()),
+        }
     }
 
     /// The condition estimate of `R` ([`condition_estimate`](Self::condition_estimate)),
@@ -203,5 +191,23 @@ impl<T: Scalar> Qr<T> {
     /// `A`'s 2-norm condition number); `∞` if `R` is singular.
     pub fn condition_estimate(&self) -> Result<f64> {
         with_backend!(self.data.device(), be => qr::condition_estimate(be, self.data.view()?))
+    }
+}
+
+/// Which systems a solve takes: at least as many rows as columns, or at
+/// most.
+enum Shape {
+    Tall,
+    Wide,
+}
+
+/// The `m × n` system named `name` of `op` has the shape it needs, and `B`
+/// its `m` rows.
+fn system<T: Scalar>(op: &'static str, name: &str, (m, n): (usize, usize), shape: Shape, b: &Matrix<T>) -> Result<()> {
+    match shape {
+        Shape::Tall if m < n => Err(Error::dims(op, format!("{name} is {m}×{n}: fewer rows than columns"))),
+        Shape::Wide if m > n => Err(Error::dims(op, format!("{name} is {m}×{n}: more rows than columns"))),
+        _ if b.rows() != m => Err(Error::dims(op, format!("{name} is {m}×{n} but B has {} rows", b.rows()))),
+        _ => Ok(()),
     }
 }
