@@ -42,6 +42,19 @@ fn lstsq_recovers_an_exact_fit_and_round_trips() {
 }
 
 #[test]
+fn lstsq_of_a_wide_matrix_is_the_least_norm_solution() {
+    let dir = scratch("lstsq-wide");
+    // x₁ + 2·x₂ = 1: the solution of least norm is (1, 2)/5.
+    let a = write(&dir, "w.mtx", "%%MatrixMarket matrix array real general\n1 2\n1\n2\n");
+    let b = write(&dir, "b.mtx", "%%MatrixMarket matrix array real general\n1 1\n1\n");
+    let o = gpumat(&["lstsq", &a, &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("least-norm solution"), "{}", stderr(&o));
+    let got = values(&stdout(&o));
+    assert!((got[0] - 0.2).abs() < 1e-15 && (got[1] - 0.4).abs() < 1e-15, "{got:?}");
+}
+
+#[test]
 fn lstsq_bad_input() {
     let dir = scratch("lstsq-bad");
     let a = write(&dir, "a.mtx", "%%MatrixMarket matrix array real general\n3 2\n1\n1\n1\n1\n1\n1\n");
@@ -56,7 +69,13 @@ fn lstsq_bad_input() {
     assert_one_line_error(&gpumat(&["lstsq", &a, &b3]), 2, "rank deficient at column 2");
     assert_one_line_error(&gpumat(&["lstsq", &a_ok, &b2]), 1, "b has 2 entries");
     assert_one_line_error(&gpumat(&["lstsq", &a_ok, &b3, "--weights", &b2]), 1, "the weights has 2 entries");
-    assert_one_line_error(&gpumat(&["lstsq", &a_wide, &b1]), 1, "1 observations (rows of A) for 2 unknowns");
+    assert_one_line_error(
+        &gpumat(&["lstsq", &a_wide, &b1, "--weights", &b1]),
+        1,
+        "1 observations (rows of A) for 2 unknowns",
+    );
+    let a_dependent = write(&dir, "dep.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n1\n2\n2\n3\n3\n");
+    assert_one_line_error(&gpumat(&["lstsq", &a_dependent, &b2]), 2, "rank deficient");
     assert_one_line_error(&gpumat(&["lstsq", &a_ok, &b3, "--weights", &neg]), 1, "negative");
 }
 

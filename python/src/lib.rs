@@ -394,7 +394,7 @@ fn min_norm<'py>(
     let (x, residual, condition) = py
         .detach(|| -> gpumat::Result<_> {
             let f = a.transpose()?.qr()?;
-            let condition = f.full_rank(gpumat::Qr::<f64>::RANK_TOLERANCE, "A's rows")?;
+            let condition = f.full_rank(gpumat::Qr::<f64>::RANK_TOLERANCE, "A")?;
             let x = f.solve_transposed(b)?;
             let ax = a.matmul(&x)?.to_host()?;
             let residual = ax.iter().zip(b.to_host()?).map(|(p, q)| (p - q) * (p - q)).sum::<f64>().sqrt();

@@ -35,7 +35,7 @@ impl<T: Scalar> Matrix<T> {
         self.check_with(b)?;
         system("min_norm_solve", "A", self.shape(), Shape::Wide, b)?;
         let f = self.transpose()?.qr()?;
-        f.full_rank(Qr::<T>::RANK_TOLERANCE, "A's rows")?;
+        f.full_rank(Qr::<T>::RANK_TOLERANCE, "A")?;
         f.solve_transposed(b)
     }
 

@@ -1,4 +1,6 @@
-//! `gpumat lstsq A.mtx b.mtx [--weights d.mtx]`: min ‖diag(d)·(b − A·x)‖₂.
+//! `gpumat lstsq A.mtx b.mtx [--weights d.mtx]`: min ‖diag(d)·(b − A·x)‖₂;
+//! for `A` with fewer rows than columns, the `x` of least norm with
+//! `A·x = b`.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -84,6 +86,9 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
     let b = vector(&read_host(&args.b)?, &args.b, "b", m)?;
     let w = args.weights.as_ref().map(|p| read_host(p).and_then(|mm| vector(&mm, p, "the weights", m))).transpose()?;
     let start = Instant::now();
+    if m < n {
+        return least_norm(dev, args, a.data, (m, n), b, w.is_some(), start);
+    }
     // A's host copy goes to the device and is freed before the solve.
     let (x, condition, residual, steps) = match args.precision {
         Precision::F64 => {
@@ -104,4 +109,42 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         dev.short_name(),
     );
     Ok(())
+}
+
+/// `lstsq` of a wide `A`: the least-norm solution from the QR factorization
+/// of `Aᵀ`, refused when the rows are dependent to working precision.
+fn least_norm(
+    dev: &Device,
+    args: &Args,
+    a: Vec<f64>,
+    (m, n): (usize, usize),
+    b: Vec<f64>,
+    weighted: bool,
+    start: Instant,
+) -> Result<()> {
+    if weighted {
+        return Err(Error::dims(
+            "lstsq",
+            format!("{m} observations (rows of A) for {n} unknowns: weights need at least as many observations"),
+        ));
+    }
+    let (x, condition) = match args.precision {
+        Precision::F64 => least_norm_in::<f64>(dev, a, (m, n), b)?,
+        Precision::F32 => least_norm_in::<f32>(dev, a, (m, n), b)?,
+    };
+    let elapsed = start.elapsed().as_secs_f64() * 1e3;
+    write_matrix(&dev.from_col_major(n, 1, &x)?, args.output.as_ref())?;
+    eprintln!(
+        "lstsq: method QR of Aᵀ ({}), the least-norm solution of {m}×{n} on {} in {elapsed:.3} ms; condition estimate {condition:.3e}",
+        format!("{:?}", args.precision).to_lowercase(),
+        dev.short_name(),
+    );
+    Ok(())
+}
+
+fn least_norm_in<T: Scalar>(dev: &Device, a: Vec<f64>, (m, n): (usize, usize), b: Vec<f64>) -> Result<(Vec<f64>, f64)> {
+    let f = upload::<T>(dev, a, m, n)?.transpose()?.qr()?;
+    let condition = f.full_rank(gpumat::Qr::<T>::RANK_TOLERANCE, "A")?;
+    let x = f.solve_transposed(&upload(dev, b, m, 1)?)?;
+    Ok((x.to_host()?.into_iter().map(Scalar::to_f64).collect(), condition))
 }
