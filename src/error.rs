@@ -200,6 +200,7 @@ pub enum DeviceLibrary {
     Cusolver,
     Cusparse,
     Nvrtc,
+    Nccl,
 }
 
 impl std::fmt::Display for DeviceLibrary {
@@ -210,6 +211,7 @@ impl std::fmt::Display for DeviceLibrary {
             DeviceLibrary::Cusolver => "cuSOLVER",
             DeviceLibrary::Cusparse => "cuSPARSE",
             DeviceLibrary::Nvrtc => "NVRTC",
+            DeviceLibrary::Nccl => "NCCL",
         })
     }
 }

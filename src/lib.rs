@@ -10,6 +10,7 @@ pub mod api;
 pub mod apps;
 pub mod backend;
 pub mod batch;
+pub mod dist;
 pub mod error;
 pub mod factor;
 pub mod io;

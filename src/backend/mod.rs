@@ -194,6 +194,13 @@ pub trait Backend: Sized + Send + Sync + 'static {
         enqueue()
     }
 
+    /// Makes this backend's device current on the calling thread, for a
+    /// thread that drives one rank of a distributed computation
+    /// ([`crate::dist`]). The CPU needs nothing.
+    fn enter(&self) -> Result<()> {
+        Ok(())
+    }
+
     // Data movement.
 
     /// `dst := src` (same shape).

@@ -159,6 +159,35 @@ impl<E> Drop for CpuBuffer<E> {
     }
 }
 
+/// The entries of the block `v`, column by column: for the in-process
+/// ranks of `dist`, which pass host copies between threads.
+pub(crate) fn read_block<E: Elem>(v: &View<'_, Cpu, E>) -> Vec<E> {
+    let b = v.block();
+    let mut out = Vec::with_capacity(b.rows * b.cols);
+    for j in 0..b.cols {
+        // SAFETY: `View::new` checked the block lies inside the buffer.
+        out.extend((0..b.rows).map(|i| unsafe { *v.buffer().ptr().add(b.offset + j * b.ld + i) }));
+    }
+    out
+}
+
+/// Writes `data` (column by column, one entry per entry of the block) into
+/// the block `v`.
+pub(crate) fn write_block<E: Elem>(v: ViewMut<'_, Cpu, E>, data: &[E]) -> Result<()> {
+    let (buf, b) = v.into_parts();
+    if data.len() != b.rows * b.cols {
+        return Err(Error::dims("write_block", format!("{} entries for a {}×{} block", data.len(), b.rows, b.cols)));
+    }
+    for j in 0..b.cols {
+        for i in 0..b.rows {
+            // SAFETY: inside the buffer, as checked by `ViewMut::new`; the
+            // `ViewMut` is the only access to these entries.
+            unsafe { *buf.ptr().add(b.offset + j * b.ld + i) = data[j * b.rows + i] };
+        }
+    }
+    Ok(())
+}
+
 fn mat<'a, T: Scalar>(v: View<'a, Cpu, T>) -> MatRef<'a, T> {
     let b = v.block();
     // SAFETY: `View::new` checked the block lies inside the buffer with

@@ -209,6 +209,10 @@ impl Backend for Cuda {
         self.stream.wait(&event).map_err(driver("waiting for another queue"))
     }
 
+    fn enter(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(driver("binding the context to a rank's thread"))
+    }
+
     fn copy<E: Elem>(&self, src: View<'_, Cuda, E>, dst: ViewMut<'_, Cuda, E>) -> Result<()> {
         check::copy(&src, &dst)?;
         let (s, d) = (src.block(), dst.block());

@@ -110,6 +110,16 @@ impl Cuda {
         })
     }
 
+    /// Number of CUDA GPUs, or why there are none to use.
+    pub fn device_count() -> Result<usize> {
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::Device("no CUDA driver found (libcuda could not be loaded)".into()));
+        }
+        let count = CudaContext::device_count().map_err(driver("counting GPUs"))?;
+        Ok(usize::try_from(count).unwrap_or(0))
+    }
+
     /// The knobs in force.
     pub fn tuning(&self) -> Tuning {
         *self.tuning.lock().unwrap_or_else(|p| p.into_inner())

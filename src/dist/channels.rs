@@ -1,0 +1,135 @@
+//! In-process ranks: threads of one process that pass host copies through
+//! channels, standing in for NCCL so that the distributed algorithms run,
+//! and are tested, on the CPU backend.
+//!
+//! A rank whose thread fails drops its channels; the others then fail at
+//! their next receive from it instead of waiting forever.
+
+use std::any::Any;
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use super::comm::{Communicator, contiguous, peer};
+use crate::backend::cpu::{read_block, write_block};
+use crate::backend::{Cpu, View, ViewMut};
+use crate::{Elem, Error, Result};
+
+type Message = Box<dyn Any + Send>;
+
+/// One rank's end of a group of in-process ranks.
+pub struct Channels {
+    rank: usize,
+    /// `to[r]` reaches rank `r`.
+    to: Vec<Sender<Message>>,
+    /// `from[r]` hears rank `r`.
+    from: Vec<Mutex<Receiver<Message>>>,
+}
+
+impl Channels {
+    /// The `size` ends of a new group, rank 0 first.
+    pub fn group(size: usize) -> Vec<Channels> {
+        // links[s][r]: from s to r.
+        let mut senders: Vec<Vec<Option<Sender<Message>>>> = (0..size).map(|_| Vec::new()).collect();
+        let mut receivers: Vec<Vec<Option<Receiver<Message>>>> =
+            (0..size).map(|_| (0..size).map(|_| None).collect()).collect();
+        for (s, row) in senders.iter_mut().enumerate() {
+            for r in 0..size {
+                let (tx, rx) = channel();
+                row.push(Some(tx));
+                receivers[r][s] = Some(rx);
+            }
+        }
+        senders
+            .into_iter()
+            .zip(receivers)
+            .enumerate()
+            .map(|(rank, (to, from))| Channels {
+                rank,
+                to: to.into_iter().flatten().collect(),
+                from: from.into_iter().flatten().map(Mutex::new).collect(),
+            })
+            .collect()
+    }
+
+    fn send<E: Elem>(&self, to: usize, data: Vec<E>) -> Result<()> {
+        self.to[peer("send", to, self.to.len())?]
+            .send(Box::new(data))
+            .map_err(|_| Error::Device(format!("rank {to} has stopped")))
+    }
+
+    fn recv<E: Elem>(&self, from: usize) -> Result<Vec<E>> {
+        let rx = self.from[peer("receive", from, self.from.len())?].lock().map_err(|_| poisoned())?;
+        let message = rx.recv().map_err(|_| Error::Device(format!("rank {from} stopped before it sent")))?;
+        message.downcast::<Vec<E>>().map(|b| *b).map_err(|_| {
+            Error::InvalidArgument(format!("rank {from} sent another type than {} (calls out of order)", E::NAME))
+        })
+    }
+}
+
+fn poisoned() -> Error {
+    Error::Device("a rank's receiver was poisoned by a panic".into())
+}
+
+fn receive_into<E: Elem>(data: ViewMut<'_, Cpu, E>, got: Vec<E>, from: usize) -> Result<()> {
+    let b = data.block();
+    if got.len() != b.rows * b.cols {
+        return Err(Error::dims(
+            "receive",
+            format!("rank {from} sent {} entries for {}×{}", got.len(), b.rows, b.cols),
+        ));
+    }
+    write_block(data, &got)
+}
+
+impl Communicator<Cpu> for Channels {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.to.len()
+    }
+
+    fn broadcast<E: Elem>(&self, _: &Cpu, data: ViewMut<'_, Cpu, E>, root: usize) -> Result<()> {
+        contiguous("broadcast", data.block())?;
+        peer("broadcast", root, self.size())?;
+        if self.rank == root {
+            let host = read_block(&data.rb());
+            for r in (0..self.size()).filter(|&r| r != root) {
+                self.send(r, host.clone())?;
+            }
+            Ok(())
+        } else {
+            receive_into(data, self.recv(root)?, root)
+        }
+    }
+
+    fn exchange<E: Elem>(
+        &self,
+        _: &Cpu,
+        sends: &[(usize, View<'_, Cpu, E>)],
+        recvs: Vec<(usize, ViewMut<'_, Cpu, E>)>,
+    ) -> Result<()> {
+        // Channels do not block on send: all sends first, then receives.
+        for (to, data) in sends {
+            contiguous("send", data.block())?;
+            self.send(*to, read_block(data))?;
+        }
+        for (from, data) in recvs {
+            contiguous("receive", data.block())?;
+            receive_into(data, self.recv(from)?, from)?;
+        }
+        Ok(())
+    }
+
+    fn max(&self, _: &Cpu, value: f64) -> Result<f64> {
+        for r in (0..self.size()).filter(|&r| r != self.rank) {
+            self.send(r, vec![value])?;
+        }
+        let mut best = value;
+        for r in (0..self.size()).filter(|&r| r != self.rank) {
+            best = best.max(self.recv::<f64>(r)?[0]);
+        }
+        Ok(best)
+    }
+}

@@ -1,0 +1,226 @@
+//! Cholesky factorization `A = L·Lᵀ` of a block-cyclic matrix.
+//!
+//! Right-looking with look-ahead, as ScaLAPACK's `pdpotrf` and SLATE's
+//! `potrf` (Gates et al. 2019). Step `k`: the rank holding diagonal block
+//! `k` factors it with the single-device blocked Cholesky; its process
+//! column solves for the panel below with it; each row of ranks receives
+//! its part of the panel by one broadcast along the row, and each column of
+//! ranks the part that its columns need (the panel's transpose) by
+//! broadcasts down the column; then every rank updates its own trailing
+//! blocks with one `gemm` per slab of columns, no communication. The ranks
+//! of block column `k + 1` bring it up to date first, on the main queue, and
+//! go on to step `k + 1` while the side queue does the rest of step `k`'s
+//! update: the next panel and its broadcasts hide behind the update.
+
+use super::cluster::{Cluster, Rank};
+use super::comm::Communicator;
+use super::grid::Cyclic;
+use super::matrix::DistMatrix;
+use super::workspace::Workspace;
+use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
+use crate::factor::cholesky::{CholeskyParams, factor_in_place};
+use crate::layout::Uplo;
+use crate::{Error, Result, Scalar};
+
+/// Tuning of the distributed factorizations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DistParams {
+    /// Columns per `gemm` of the trailing update (rounded to whole blocks).
+    pub update_tile: usize,
+    /// Look-ahead: the next block column first, on the main queue.
+    pub look_ahead: bool,
+}
+
+impl Default for DistParams {
+    fn default() -> Self {
+        DistParams { update_tile: 4096, look_ahead: true }
+    }
+}
+
+/// Factors the symmetric positive definite `a` in place from its lower
+/// triangle: `L` overwrites the lower triangle; the strict upper triangle is
+/// used as workspace and left undefined. A matrix that is not positive
+/// definite is [`Error::NotPositiveDefinite`] with the first failing column,
+/// found by whichever rank met it.
+pub fn cholesky<B: Backend, C: Communicator<B>, T: Scalar>(
+    cluster: &Cluster<B, C>,
+    a: &mut DistMatrix<B, T>,
+    params: DistParams,
+) -> Result<()> {
+    a.check_cluster(cluster)?;
+    if a.rows.len != a.cols.len {
+        return Err(Error::dims("dist::cholesky", format!("the matrix is {}×{}, not square", a.rows.len, a.cols.len)));
+    }
+    let (rows, cols) = (a.rows, a.cols);
+    let failures = cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, rows, cols, buf, params))?;
+    match failures.into_iter().filter(|&c| c > 0).min() {
+        Some(column) => Err(Error::NotPositiveDefinite { column }),
+        None => Ok(()),
+    }
+}
+
+/// One rank's part; returns the 1-based column of the first pivot it found
+/// not positive, or 0.
+fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
+    rank: &Rank<B, C>,
+    rows: Cyclic,
+    cols: Cyclic,
+    buf: &mut B::Buffer<T>,
+    params: DistParams,
+) -> Result<usize> {
+    let be = &rank.be;
+    let (p, q, nb) = (rows.procs, cols.procs, rows.nb);
+    let (pr, pc) = (rank.pr, rank.pc);
+    let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
+    let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
+    let a = BufferMut::new(buf);
+    let mut ws = Workspace::<B, T>::new(be, ml, nl, nb)?;
+    let mut diag = be.alloc::<T>(nb * nb)?;
+    let mut pack = be.alloc::<T>(nl * nb)?;
+    let mut info = be.alloc::<i32>(1)?;
+    let local = CholeskyParams::for_order(nb.min(rows.len));
+    let local = CholeskyParams { block_size: local.block_size.min(nb), ..local };
+    let side = be.side()?;
+    side.wait_for(be)?;
+    for k in 0..rows.blocks() {
+        let (c0, kb) = (k * nb, rows.block_len(k));
+        let (rk, ck) = (k % p, k % q);
+        let (lr, lc) = (rows.local_start(k, pr), cols.local_start(k, pc));
+        let (lr1, lc1) = (rows.local_start(k + 1, pr), cols.local_start(k + 1, pc));
+        let (below, right) = (ml - lr1, nl - lc1);
+        let set = k % 2;
+
+        // The diagonal block, and the panel below it in process column ck.
+        if (pr, pc) == (rk, ck) {
+            let mut info = ViewMut::dense(&mut info, 1, 1)?;
+            factor_in_place(be, Uplo::Lower, &a, whole.sub(lr, lc, kb, kb)?, &mut info, c0, local)?;
+        }
+        if pc == ck {
+            if p > 1 {
+                if pr == rk {
+                    be.copy(a.view(whole.sub(lr, lc, kb, kb)?)?, ViewMut::dense(&mut diag, kb, kb)?)?;
+                }
+                rank.col.broadcast(be, ViewMut::dense(&mut diag, kb, kb)?, rk)?;
+            }
+            if below > 0 {
+                let l11 = if p > 1 { View::dense(&diag, kb, kb)? } else { a.view(whole.sub(lr, lc, kb, kb)?)? };
+                let l21 = a.view_mut(whole.sub(lr1, lc, below, kb)?)?;
+                be.trsm(Side::Right, Uplo::Lower, Op::Trans, Diag::NonUnit, T::ONE, l11, l21)?;
+            }
+        }
+
+        // The panel's rows for this rank's rows, along the process row.
+        if q > 1 && below > 0 {
+            if pc == ck {
+                be.copy(a.view(whole.sub(lr1, lc, below, kb)?)?, ViewMut::dense(&mut ws.lrow[set], below, kb)?)?;
+            }
+            rank.row.broadcast(be, ViewMut::dense(&mut ws.lrow[set], below, kb)?, ck)?;
+        }
+        // With one process column the panel is used where it lies.
+        let panel = |lrow| if q > 1 { View::dense(lrow, below, kb) } else { a.view(whole.sub(lr1, lc, below, kb)?) };
+
+        // The panel's rows for this rank's columns (its transpose), down the
+        // process column from the process row that holds each block.
+        let blocks: Vec<usize> = (k + 1..cols.blocks()).filter(|j| j % q == pc).collect();
+        for r in 0..p {
+            let mine: Vec<usize> = blocks.iter().copied().filter(|j| j % p == r).collect();
+            let count: usize = mine.iter().map(|&j| cols.block_len(j)).sum();
+            if count == 0 {
+                continue;
+            }
+            let src_row = |j| rows.local_start(j, r) - lr1;
+            let dst = |j, len| Block { offset: cols.local_start(j, pc) - lc1, rows: len, cols: kb, ld: right };
+            if p == 1 {
+                for &j in &mine {
+                    let len = cols.block_len(j);
+                    let src = panel(&ws.lrow[set])?.sub(src_row(j), 0, len, kb)?;
+                    be.copy(src, ViewMut::new(&mut ws.lcol[set], dst(j, len))?)?;
+                }
+                continue;
+            }
+            if pr == r {
+                let mut at = 0;
+                for &j in &mine {
+                    let len = cols.block_len(j);
+                    let src = panel(&ws.lrow[set])?.sub(src_row(j), 0, len, kb)?;
+                    be.copy(src, ViewMut::new(&mut pack, Block { offset: at, rows: len, cols: kb, ld: count })?)?;
+                    at += len;
+                }
+            }
+            rank.col.broadcast(be, ViewMut::dense(&mut pack, count, kb)?, r)?;
+            let mut at = 0;
+            for &j in &mine {
+                let len = cols.block_len(j);
+                let src = View::dense(&pack, count, kb)?.sub(at, 0, len, kb)?;
+                be.copy(src, ViewMut::new(&mut ws.lcol[set], dst(j, len))?)?;
+                at += len;
+            }
+        }
+
+        // The trailing update: block column k + 1 first (main queue), the
+        // rest beside it (side queue).
+        side.wait_for(be)?;
+        be.wait_for(side)?;
+        let next =
+            if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
+        let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, whole, tile: params.update_tile };
+        let (l, lt) = (panel(&ws.lrow[set])?, View::dense(&ws.lcol[set], right, kb)?);
+        trailing.update(be, &a, l, lt, 0..next)?;
+        trailing.update(side, &a, l, lt, next..right)?;
+    }
+    be.wait_for(side)?;
+    let mut first = [0i32];
+    be.download(&info, &mut first)?;
+    Ok(usize::try_from(first[0]).unwrap_or(0))
+}
+
+/// The trailing matrix of one step on one rank: local rows from `lr1`,
+/// columns from `lc1`, those below the diagonal.
+struct Trailing {
+    rows: Cyclic,
+    cols: Cyclic,
+    pr: usize,
+    pc: usize,
+    lr1: usize,
+    lc1: usize,
+    whole: Block,
+    tile: usize,
+}
+
+impl Trailing {
+    /// `A −= L·Ltᵀ` on the trailing columns `range` (counted from `lc1`),
+    /// in slabs of `tile` columns, each from the first row of its first
+    /// block's diagonal down: the rest of the slab is above the diagonal.
+    fn update<B: Backend, T: Scalar>(
+        &self,
+        be: &B,
+        a: &BufferMut<'_, B, T>,
+        l: View<'_, B, T>,
+        lt: View<'_, B, T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
+        let nb = self.cols.nb;
+        let tile = (self.tile / nb).max(1) * nb;
+        let (below, kb) = (l.rows(), l.cols());
+        let mut c = range.start;
+        while c < range.end {
+            let end = (c + tile).min(range.end);
+            let first = self.cols.to_global(self.pc, self.lc1 + c) / nb;
+            let r0 = self.rows.local_start(first, self.pr) - self.lr1;
+            if r0 < below {
+                let target = a.view_mut(self.whole.sub(self.lr1 + r0, self.lc1 + c, below - r0, end - c)?)?;
+                be.gemm(
+                    -T::ONE,
+                    l.sub(r0, 0, below - r0, kb)?,
+                    Op::NoTrans,
+                    lt.sub(c, 0, end - c, kb)?,
+                    Op::Trans,
+                    T::ONE,
+                    target,
+                )?;
+            }
+            c = end;
+        }
+        Ok(())
+    }
+}

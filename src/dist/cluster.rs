@@ -1,0 +1,190 @@
+//! The ranks of a distributed computation and how they run: one thread per
+//! rank in this process, each driving its own device, as MPI would run one
+//! process per rank.
+
+use super::comm::Communicator;
+use super::grid::Grid;
+use super::{Channels, Nccl};
+use crate::backend::{Backend, Cpu, Cuda, Tuning};
+use crate::{Error, Result};
+
+/// The environment variable that lists the GPUs of [`Cluster::cuda_from_env`]:
+/// ordinals separated by commas, e.g. `0,1,2,3`.
+pub const DEVICES_VAR: &str = "GPUMAT_DEVICES";
+
+/// One rank: its device and the communicators of its process row (ranks
+/// numbered by process column) and process column (numbered by process row).
+pub struct Rank<B: Backend, C: Communicator<B>> {
+    pub be: B,
+    pub row: C,
+    pub col: C,
+    /// Process row and column.
+    pub pr: usize,
+    pub pc: usize,
+}
+
+/// The ranks of a `P × Q` grid.
+pub struct Cluster<B: Backend, C: Communicator<B>> {
+    grid: Grid,
+    ranks: Vec<Rank<B, C>>,
+}
+
+impl<B: Backend, C: Communicator<B>> Cluster<B, C> {
+    /// Ranks in grid order, with their communicators split by row and column.
+    fn assemble(grid: Grid, backends: Vec<B>, group: impl Fn(&[&B]) -> Result<Vec<C>>) -> Result<Self> {
+        let mut rows: Vec<Vec<Option<C>>> = Vec::with_capacity(grid.p);
+        for r in 0..grid.p {
+            let members: Vec<&B> = (0..grid.q).map(|c| &backends[r * grid.q + c]).collect();
+            rows.push(group(&members)?.into_iter().map(Some).collect());
+        }
+        let mut cols: Vec<Vec<Option<C>>> = Vec::with_capacity(grid.q);
+        for c in 0..grid.q {
+            let members: Vec<&B> = (0..grid.p).map(|r| &backends[r * grid.q + c]).collect();
+            cols.push(group(&members)?.into_iter().map(Some).collect());
+        }
+        let ranks = backends
+            .into_iter()
+            .enumerate()
+            .map(|(i, be)| {
+                let (pr, pc) = grid.coords(i);
+                let row = rows[pr][pc].take().expect("one end per rank");
+                let col = cols[pc][pr].take().expect("one end per rank");
+                Rank { be, row, col, pr, pc }
+            })
+            .collect();
+        Ok(Cluster { grid, ranks })
+    }
+
+    pub fn grid(&self) -> Grid {
+        self.grid
+    }
+
+    pub fn ranks(&self) -> &[Rank<B, C>] {
+        &self.ranks
+    }
+
+    /// What the ranks run on, for reports.
+    pub fn describe(&self) -> String {
+        let first = self.ranks.first().map(|r| r.be.name()).unwrap_or_default();
+        format!("{} ranks ({} × {} grid), rank 0: {first}", self.grid.size(), self.grid.p, self.grid.q)
+    }
+
+    /// Runs `f` on every rank at once, rank `i` given `items[i]`, one thread
+    /// each, and returns the results in rank order, or the first rank's
+    /// error (by rank number).
+    pub fn run<X: Send, R: Send>(
+        &self,
+        items: Vec<X>,
+        f: impl Fn(&Rank<B, C>, X) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        if items.len() != self.ranks.len() {
+            return Err(Error::dims("dist::run", format!("{} items for {} ranks", items.len(), self.ranks.len())));
+        }
+        let f = &f;
+        let results: Vec<Result<R>> = std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .ranks
+                .iter()
+                .zip(items)
+                .map(|(rank, item)| {
+                    s.spawn(move || {
+                        rank.be.enter()?;
+                        f(rank, item)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Device("a rank's thread panicked".into()))))
+                .collect()
+        });
+        results.into_iter().collect()
+    }
+}
+
+impl Cluster<Cpu, Channels> {
+    /// `P × Q` ranks simulated on the CPU, threads of this process talking
+    /// through channels: the distributed algorithms, run and tested without
+    /// several GPUs. Each rank's CPU backend runs on one thread.
+    pub fn cpu(grid: Grid) -> Self {
+        let backends = (0..grid.size()).map(|_| Cpu::sequential()).collect();
+        Self::assemble(grid, backends, |members| Ok(Channels::group(members.len())))
+            .expect("channels cannot fail to connect")
+    }
+}
+
+impl Cluster<Cuda, Nccl> {
+    /// A rank on each GPU of `devices` (ordinals, in grid order), joined by
+    /// NCCL. The same ordinal may appear more than once (ranks sharing a
+    /// GPU, for tests on one).
+    pub fn cuda(grid: Grid, devices: &[usize], tuning: Tuning) -> Result<Self> {
+        if devices.len() != grid.size() {
+            return Err(Error::InvalidArgument(format!(
+                "a {} × {} grid needs {} GPUs, {} given",
+                grid.p,
+                grid.q,
+                grid.size(),
+                devices.len()
+            )));
+        }
+        // No graph capture: a capture on one rank's thread would refuse the
+        // other ranks' allocations and NCCL calls while it lasts.
+        let tuning = Tuning { graphs: false, ..tuning };
+        let backends = devices.iter().map(|&d| Cuda::new(d, tuning)).collect::<Result<Vec<_>>>()?;
+        Self::assemble(grid, backends, Nccl::group)
+    }
+
+    /// The GPUs of `GPUMAT_DEVICES` (all GPUs when it is unset) in one
+    /// process row.
+    pub fn cuda_from_env(tuning: Tuning) -> Result<Self> {
+        let devices = devices_from_env()?;
+        Self::cuda(Grid::row_of(devices.len())?, &devices, tuning)
+    }
+}
+
+/// The ordinals of `GPUMAT_DEVICES`, or every GPU when it is unset.
+pub fn devices_from_env() -> Result<Vec<usize>> {
+    match std::env::var(DEVICES_VAR) {
+        Ok(list) => parse_devices(&list),
+        Err(std::env::VarError::NotPresent) => {
+            let count = Cuda::device_count()?;
+            Ok((0..count).collect())
+        }
+        Err(e) => Err(Error::InvalidArgument(format!("{DEVICES_VAR}: {e}"))),
+    }
+}
+
+fn parse_devices(list: &str) -> Result<Vec<usize>> {
+    let bad = || Error::InvalidEnvironment {
+        variable: DEVICES_VAR,
+        value: list.into(),
+        expected: "GPU ordinals separated by commas, e.g. 0,1,2,3",
+    };
+    let devices: Vec<usize> =
+        list.split(',').map(|s| s.trim().parse::<usize>().map_err(|_| bad())).collect::<Result<_>>()?;
+    if devices.is_empty() { Err(bad()) } else { Ok(devices) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_parse_or_name_the_variable() {
+        assert_eq!(parse_devices("0, 1,3").unwrap(), vec![0, 1, 3]);
+        for bad in ["", "0,,1", "a", "-1"] {
+            let e = parse_devices(bad).unwrap_err().to_string();
+            assert!(e.contains(DEVICES_VAR), "{e}");
+        }
+    }
+
+    #[test]
+    fn ranks_get_their_row_and_column() {
+        let c = Cluster::cpu(Grid::new(2, 3).unwrap());
+        for (i, r) in c.ranks().iter().enumerate() {
+            assert_eq!((r.pr, r.pc), (i / 3, i % 3));
+            assert_eq!((r.row.rank(), r.row.size()), (r.pc, 3));
+            assert_eq!((r.col.rank(), r.col.size()), (r.pr, 2));
+        }
+    }
+}

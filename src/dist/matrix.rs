@@ -1,0 +1,107 @@
+//! A matrix dealt 2-D block-cyclically over the ranks of a [`Cluster`].
+
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+
+use super::cluster::Cluster;
+use super::comm::Communicator;
+use super::grid::Cyclic;
+use crate::backend::{Backend, DeviceBuffer};
+use crate::{Error, Result, Scalar};
+
+/// An `m × n` matrix in `nb × nb` blocks, block `(I, J)` on rank
+/// `(I mod P, J mod Q)`; each rank keeps its blocks in one column-major
+/// array (leading dimension: its local rows).
+pub struct DistMatrix<B: Backend, T: Scalar> {
+    pub(super) rows: Cyclic,
+    pub(super) cols: Cyclic,
+    /// One array per rank, in rank order.
+    pub(super) local: Vec<B::Buffer<T>>,
+}
+
+impl<B: Backend, T: Scalar> DistMatrix<B, T> {
+    /// The matrix with entries `f(i, j)`, each rank computing and uploading
+    /// its own blocks: no host ever holds the whole matrix.
+    pub fn from_fn<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        (m, n): (usize, usize),
+        nb: usize,
+        f: impl Fn(usize, usize) -> T + Sync,
+    ) -> Result<Self> {
+        if nb == 0 {
+            return Err(Error::InvalidArgument("block size 0".into()));
+        }
+        let grid = cluster.grid();
+        let (rows, cols) = (Cyclic::new(m, nb, grid.p), Cyclic::new(n, nb, grid.q));
+        let items = vec![(); grid.size()];
+        let local = cluster.run(items, |rank, ()| {
+            let (ml, nl) = (rows.local_len(rank.pr), cols.local_len(rank.pc));
+            let mut host = vec![T::ZERO; ml * nl];
+            host.par_chunks_mut(ml.max(1)).enumerate().for_each(|(lj, column)| {
+                let j = cols.to_global(rank.pc, lj);
+                for (li, x) in column.iter_mut().enumerate() {
+                    *x = f(rows.to_global(rank.pr, li), j);
+                }
+            });
+            rank.be.upload(&host)
+        })?;
+        Ok(DistMatrix { rows, cols, local })
+    }
+
+    /// `a` dealt over the cluster in blocks of `nb`.
+    pub fn from_host<C: Communicator<B>>(cluster: &Cluster<B, C>, a: MatRef<'_, T>, nb: usize) -> Result<Self> {
+        Self::from_fn(cluster, (a.nrows(), a.ncols()), nb, |i, j| a[(i, j)])
+    }
+
+    /// The whole matrix on the host.
+    pub fn to_host<C: Communicator<B>>(&self, cluster: &Cluster<B, C>) -> Result<Mat<T>> {
+        self.check_cluster(cluster)?;
+        let (rows, cols) = (self.rows, self.cols);
+        let locals = cluster.run(self.local.iter().collect(), |rank, buf| {
+            let mut host = vec![T::ZERO; buf.len()];
+            rank.be.download(buf, &mut host)?;
+            Ok(host)
+        })?;
+        let mut a = Mat::zeros(rows.len, cols.len);
+        for (rank, host) in cluster.ranks().iter().zip(locals) {
+            let ml = rows.local_len(rank.pr);
+            for lj in 0..cols.local_len(rank.pc) {
+                let j = cols.to_global(rank.pc, lj);
+                for li in 0..ml {
+                    a[(rows.to_global(rank.pr, li), j)] = host[lj * ml + li];
+                }
+            }
+        }
+        Ok(a)
+    }
+
+    pub fn nrows(&self) -> usize {
+        self.rows.len
+    }
+
+    pub fn ncols(&self) -> usize {
+        self.cols.len
+    }
+
+    /// The block order.
+    pub fn block_size(&self) -> usize {
+        self.rows.nb
+    }
+
+    /// Bytes of the largest rank's array.
+    pub fn local_bytes(&self) -> usize {
+        self.local.iter().map(|b| b.len() * size_of::<T>()).max().unwrap_or(0)
+    }
+
+    /// The error for a cluster other than the one the matrix was dealt on.
+    pub(super) fn check_cluster<C: Communicator<B>>(&self, cluster: &Cluster<B, C>) -> Result<()> {
+        let grid = cluster.grid();
+        if grid.size() != self.local.len() || grid.p != self.rows.procs || grid.q != self.cols.procs {
+            return Err(Error::InvalidArgument(format!(
+                "the matrix is dealt over a {} × {} grid, the cluster is {} × {}",
+                self.rows.procs, self.cols.procs, grid.p, grid.q
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,26 @@
+//! One factorization across several devices: matrices dealt 2-D
+//! block-cyclically over a `P × Q` grid of ranks, factored by algorithms
+//! written once for one rank against a [`Communicator`] (NCCL between GPUs,
+//! channels between in-process ranks on the CPU), with the single-device
+//! code of [`crate::factor`] and the backend primitives for each rank's
+//! local work.
+//!
+//! One process drives the GPUs of one host, a thread per rank; see
+//! [`Nccl`] for one process per GPU across hosts.
+
+mod channels;
+mod cholesky;
+mod cluster;
+mod comm;
+mod grid;
+mod matrix;
+mod nccl;
+mod workspace;
+
+pub use channels::Channels;
+pub use cholesky::{DistParams, cholesky};
+pub use cluster::{Cluster, DEVICES_VAR, Rank, devices_from_env};
+pub use comm::Communicator;
+pub use grid::{Cyclic, Grid};
+pub use matrix::DistMatrix;
+pub use nccl::Nccl;

@@ -1,0 +1,159 @@
+//! NCCL between the GPUs of one process: one communicator per group of
+//! ranks (a process row, a process column), each rank's calls enqueued on
+//! its GPU's main queue, so that they order with the factorization's work
+//! there and overlap the side queue's trailing updates.
+//!
+//! Across hosts the same code runs one process per GPU: rank 0 makes an
+//! `ncclUniqueId`, the launcher (MPI, or any channel) hands it to the other
+//! processes, and each calls `ncclCommInitRank` with its rank instead of
+//! [`Nccl::group`]'s `ncclCommInitAll`. Nothing else changes.
+
+use std::ffi::c_void;
+
+use cudarc::nccl::{result, sys};
+
+use super::comm::{Communicator, contiguous, peer};
+use crate::backend::{Backend, Cuda, DeviceBuffer, View, ViewMut};
+use crate::{DeviceLibrary, Elem, Error, Result};
+
+/// One rank's end of an NCCL communicator.
+pub struct Nccl {
+    comm: sys::ncclComm_t,
+    rank: usize,
+    size: usize,
+}
+
+// SAFETY: an NCCL communicator may be used from any one thread at a time;
+// each rank's end is used only by the thread that runs that rank.
+unsafe impl Send for Nccl {}
+unsafe impl Sync for Nccl {}
+
+impl Drop for Nccl {
+    fn drop(&mut self) {
+        // SAFETY: made by `ncclCommInitAll`, destroyed once.
+        let _ = unsafe { result::comm_destroy(self.comm) };
+    }
+}
+
+fn nccl(op: &str) -> impl Fn(result::NcclError) -> Error + '_ {
+    move |e| Error::device_call(DeviceLibrary::Nccl, op, e.0)
+}
+
+impl Nccl {
+    /// One communicator over the GPUs of `members`, rank `i` on
+    /// `members[i]`; the ends are returned in rank order. A group of one
+    /// is an NCCL communicator too, so that one GPU exercises the set-up.
+    pub fn group(members: &[&Cuda]) -> Result<Vec<Nccl>> {
+        let size = members.len();
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::Device("NCCL not found (libnccl could not be loaded)".into()));
+        }
+        let devices: Vec<i32> = members.iter().map(|be| be.context().ordinal() as i32).collect();
+        let mut comms = vec![std::ptr::null_mut(); size];
+        // SAFETY: `comms` has room for `size` handles, `devices` holds `size`
+        // ordinals.
+        unsafe { result::comm_init_all(comms.as_mut_ptr(), size as i32, devices.as_ptr()) }
+            .map_err(nccl("creating a communicator"))?;
+        Ok(comms.into_iter().enumerate().map(|(rank, comm)| Nccl { comm, rank, size }).collect())
+    }
+
+    /// The device address of entry `offset` of `buf`, and the byte count
+    /// of `len` entries.
+    fn bytes<E: Elem>(buf: &<Cuda as Backend>::Buffer<E>, (offset, len): (usize, usize)) -> (*mut c_void, usize) {
+        ((buf.id() + offset * size_of::<E>()) as *mut c_void, len * size_of::<E>())
+    }
+}
+
+impl Communicator<Cuda> for Nccl {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn broadcast<E: Elem>(&self, be: &Cuda, data: ViewMut<'_, Cuda, E>, root: usize) -> Result<()> {
+        let extent = contiguous("broadcast", data.block())?;
+        peer("broadcast", root, self.size)?;
+        let comm = self.comm;
+        let (ptr, bytes) = Self::bytes(data.buffer(), extent);
+        // SAFETY: `ptr` addresses `bytes` bytes of the view on this rank's
+        // GPU; the stream is that GPU's main queue.
+        unsafe {
+            result::broadcast(
+                ptr,
+                ptr,
+                bytes,
+                sys::ncclDataType_t::ncclUint8,
+                root as i32,
+                comm,
+                be.stream().cu_stream() as _,
+            )
+        }
+        .map_err(nccl("broadcast"))?;
+        Ok(())
+    }
+
+    fn exchange<E: Elem>(
+        &self,
+        be: &Cuda,
+        sends: &[(usize, View<'_, Cuda, E>)],
+        recvs: Vec<(usize, ViewMut<'_, Cuda, E>)>,
+    ) -> Result<()> {
+        let comm = self.comm;
+        let stream = be.stream().cu_stream() as sys::cudaStream_t;
+        let mut calls = Vec::with_capacity(sends.len() + recvs.len());
+        for (to, data) in sends {
+            let (ptr, bytes) = Self::bytes(data.buffer(), contiguous("send", data.block())?);
+            calls.push((true, peer("send", *to, self.size)?, ptr, bytes));
+        }
+        for (from, data) in &recvs {
+            let (ptr, bytes) = Self::bytes(data.buffer(), contiguous("receive", data.block())?);
+            calls.push((false, peer("receive", *from, self.size)?, ptr, bytes));
+        }
+        result::group_start().map_err(nccl("starting a group"))?;
+        let mut status = Ok(());
+        for (send, other, ptr, bytes) in calls {
+            let u8 = sys::ncclDataType_t::ncclUint8;
+            // SAFETY: `ptr` addresses `bytes` bytes of a view on this GPU.
+            let r = unsafe {
+                if send {
+                    result::send(ptr, bytes, u8, other as i32, comm, stream)
+                } else {
+                    result::recv(ptr, bytes, u8, other as i32, comm, stream)
+                }
+            };
+            if let Err(e) = r {
+                status = Err(nccl("send or receive")(e));
+                break;
+            }
+        }
+        // The group is closed whatever happened inside it.
+        result::group_end().map_err(nccl("ending a group"))?;
+        status
+    }
+
+    fn max(&self, be: &Cuda, value: f64) -> Result<f64> {
+        let comm = self.comm;
+        let buf = be.upload(&[value])?;
+        let ptr = buf.id() as *mut c_void;
+        // SAFETY: one f64 at `ptr` on this GPU.
+        unsafe {
+            result::all_reduce(
+                ptr,
+                ptr,
+                1,
+                sys::ncclDataType_t::ncclFloat64,
+                sys::ncclRedOp_t::ncclMax,
+                comm,
+                be.stream().cu_stream() as _,
+            )
+        }
+        .map_err(nccl("all-reduce"))?;
+        let mut out = [0.0];
+        be.download(&buf, &mut out)?;
+        Ok(out[0])
+    }
+}

@@ -1,0 +1,116 @@
+//! Distributed factorizations against FP64 references: on the CPU with
+//! simulated ranks (threads and channels) on grids up to 2 × 3; with
+//! `GPUMAT_DEVICE=cuda`, on NCCL ranks, one per GPU, on every grid the
+//! GPUs allow (1 × 1 exercises NCCL's set-up on one GPU).
+
+mod common;
+
+use faer::Mat;
+use gpumat::Error;
+use gpumat::backend::Backend;
+use gpumat::dist::{Cluster, Communicator, DistMatrix, DistParams, Grid, cholesky};
+
+/// The grids of the CPU runs: a row, a column, square and oblong.
+const CPU_GRIDS: [(usize, usize); 6] = [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 2)];
+
+fn on_gpu() -> bool {
+    std::env::var("GPUMAT_DEVICE").is_ok_and(|d| d.trim().eq_ignore_ascii_case("cuda"))
+}
+
+/// `f(cluster)` on each grid: simulated ranks on the CPU, NCCL ranks on the
+/// GPUs when the suite runs there.
+macro_rules! on_each_grid {
+    (|$cluster:ident| $body:block) => {{
+        if on_gpu() {
+            let devices = gpumat::dist::devices_from_env().expect("GPUs to count");
+            for (p, q) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+                if p * q > devices.len() {
+                    eprintln!("skipping the {p} × {q} grid: {} GPUs", devices.len());
+                    continue;
+                }
+                let grid = Grid::new(p, q).unwrap();
+                let $cluster = Cluster::cuda(grid, &devices[..p * q], Default::default()).expect("NCCL ranks");
+                $body
+            }
+        } else {
+            for (p, q) in CPU_GRIDS {
+                let $cluster = Cluster::cpu(Grid::new(p, q).unwrap());
+                $body
+            }
+        }
+    }};
+}
+
+/// A random symmetric positive definite matrix, `Q·Λ·Qᵀ`-like: `G·Gᵀ/n + I`.
+fn spd(n: usize, seed: u64) -> Mat<f64> {
+    let g = common::random(&mut common::rng(seed), n, n);
+    Mat::from_fn(n, n, |i, j| (0..n).map(|k| g[i + k * n] * g[j + k * n]).sum::<f64>() / n as f64 + f64::from(i == j))
+}
+
+/// ‖A − L·Lᵀ‖_F / ‖A‖_F over the lower triangle's `L`, by the textbook loop.
+fn cholesky_backward_error(a: &Mat<f64>, factor: &Mat<f64>) -> f64 {
+    let n = a.nrows();
+    let l = |i: usize, j: usize| if i >= j { factor[(i, j)] } else { 0.0 };
+    let (mut diff, mut norm) = (0.0, 0.0);
+    for j in 0..n {
+        for i in 0..n {
+            let llt: f64 = (0..=i.min(j)).map(|k| l(i, k) * l(j, k)).sum();
+            diff += (a[(i, j)] - llt).powi(2);
+            norm += a[(i, j)].powi(2);
+        }
+    }
+    (diff / norm).sqrt()
+}
+
+fn check_cholesky<B: Backend, C: Communicator<B>>(cluster: &Cluster<B, C>, n: usize, nb: usize) {
+    let a = spd(n, 7 + n as u64);
+    let mut d = DistMatrix::from_host(cluster, a.as_ref(), nb).unwrap();
+    let params = DistParams { update_tile: 2 * nb, ..Default::default() };
+    cholesky(cluster, &mut d, params).unwrap();
+    let l = d.to_host(cluster).unwrap();
+    let err = cholesky_backward_error(&a, &l);
+    // ‖A − L·Lᵀ‖ ≤ c·n·u·‖A‖ (Higham 2002, Thm 10.3), c = 4.
+    let bound = 4.0 * n as f64 * f64::EPSILON / 2.0;
+    let grid = cluster.grid();
+    assert!(err <= bound, "{} × {} grid, n = {n}, nb = {nb}: ‖A − LLᵀ‖/‖A‖ = {err:.2e} > {bound:.2e}", grid.p, grid.q);
+    // The same factor as one device's, up to rounding: against faer's.
+    let reference = a.llt(faer::Side::Lower).unwrap().L().to_owned();
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for j in 0..n {
+        for i in j..n {
+            diff = diff.max((l[(i, j)] - reference[(i, j)]).abs());
+            norm = norm.max(reference[(i, j)].abs());
+        }
+    }
+    assert!(
+        diff <= 1e3 * n as f64 * f64::EPSILON * norm,
+        "{} × {}: L differs from faer's by {diff:.2e}",
+        grid.p,
+        grid.q
+    );
+}
+
+#[test]
+fn cholesky_matches_the_reference_on_every_grid() {
+    on_each_grid!(|cluster| {
+        // Whole blocks, a short last block, and fewer blocks than ranks.
+        for (n, nb) in [(48, 8), (61, 8), (37, 5), (7, 4), (1, 4)] {
+            check_cholesky(&cluster, n, nb);
+        }
+    });
+}
+
+#[test]
+fn cholesky_names_the_first_column_that_is_not_positive() {
+    on_each_grid!(|cluster| {
+        let n = 30;
+        let mut a = spd(n, 3);
+        // The leading minor of order 18 is indefinite: its last pivot < 0.
+        a[(17, 17)] = -50.0;
+        let mut d = DistMatrix::from_host(&cluster, a.as_ref(), 4).unwrap();
+        match cholesky(&cluster, &mut d, DistParams::default()) {
+            Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, 18),
+            other => panic!("expected NotPositiveDefinite at 18, got {other:?}"),
+        }
+    });
+}
