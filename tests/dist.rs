@@ -8,7 +8,7 @@ mod common;
 use faer::Mat;
 use gpumat::Error;
 use gpumat::backend::Backend;
-use gpumat::dist::{Cluster, Communicator, DistMatrix, DistParams, Grid, cholesky};
+use gpumat::dist::{Cluster, Communicator, DistMatrix, DistParams, Grid, cholesky, lu};
 
 /// The grids of the CPU runs: a row, a column, square and oblong.
 const CPU_GRIDS: [(usize, usize); 6] = [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 2)];
@@ -111,6 +111,68 @@ fn cholesky_names_the_first_column_that_is_not_positive() {
         match cholesky(&cluster, &mut d, DistParams::default()) {
             Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, 18),
             other => panic!("expected NotPositiveDefinite at 18, got {other:?}"),
+        }
+    });
+}
+
+/// ‖P·A − L·U‖_F / ‖A‖_F, with the interchanges applied to `A` in order.
+fn lu_backward_error(a: &Mat<f64>, factor: &Mat<f64>, ipiv: &[i32]) -> f64 {
+    let n = a.nrows();
+    let mut pa = a.clone();
+    gpumat::dist::permute_rows(ipiv, &mut pa).unwrap();
+    let l = |i: usize, k: usize| if i == k { 1.0 } else if i > k { factor[(i, k)] } else { 0.0 };
+    let u = |k: usize, j: usize| if k <= j { factor[(k, j)] } else { 0.0 };
+    let (mut diff, mut norm) = (0.0, 0.0);
+    for j in 0..n {
+        for i in 0..n {
+            let lu: f64 = (0..=i.min(j)).map(|k| l(i, k) * u(k, j)).sum();
+            diff += (pa[(i, j)] - lu).powi(2);
+            norm += a[(i, j)].powi(2);
+        }
+    }
+    (diff / norm).sqrt()
+}
+
+fn check_lu<B: Backend, C: Communicator<B>>(cluster: &Cluster<B, C>, n: usize, nb: usize) {
+    let g = common::random(&mut common::rng(11 + n as u64), n, n);
+    let a = Mat::from_fn(n, n, |i, j| g[i + j * n]);
+    let mut d = DistMatrix::from_host(cluster, a.as_ref(), nb).unwrap();
+    let ipiv = lu(cluster, &mut d, DistParams { update_tile: 2 * nb, ..Default::default() }).unwrap();
+    let f = d.to_host(cluster).unwrap();
+    let grid = cluster.grid();
+    let at = format!("{} × {} grid, n = {n}, nb = {nb}", grid.p, grid.q);
+    assert_eq!(ipiv.len(), n);
+    assert!(ipiv.iter().enumerate().all(|(i, &p)| (i as i32) < p && p as usize <= n), "{at}: ipiv {ipiv:?}");
+    // Partial pivoting across process rows: every multiplier |lᵢₖ| ≤ 1.
+    let largest = (0..n).flat_map(|k| (k + 1..n).map(move |i| (i, k))).map(|(i, k)| f[(i, k)].abs()).fold(0.0, f64::max);
+    assert!(largest <= 1.0, "{at}: a multiplier of magnitude {largest}");
+    // ‖PA − LU‖ ≤ c·n·u·‖A‖ for random matrices, whose growth is small
+    // (Higham 2002, §9.4); c = 8.
+    let err = lu_backward_error(&a, &f, &ipiv);
+    let bound = 8.0 * n as f64 * f64::EPSILON / 2.0;
+    assert!(err <= bound, "{at}: ‖PA − LU‖/‖A‖ = {err:.2e} > {bound:.2e}");
+}
+
+#[test]
+fn lu_matches_the_reference_on_every_grid() {
+    on_each_grid!(|cluster| {
+        for (n, nb) in [(48, 8), (61, 8), (37, 5), (7, 4), (1, 4)] {
+            check_lu(&cluster, n, nb);
+        }
+    });
+}
+
+#[test]
+fn lu_names_the_first_zero_pivot() {
+    on_each_grid!(|cluster| {
+        let n = 30;
+        let g = common::random(&mut common::rng(5), n, n);
+        // Column 13 (0-based) is zero: pivot 14 is zero whatever the rows.
+        let a = Mat::from_fn(n, n, |i, j| if j == 13 { 0.0 } else { g[i + j * n] });
+        let mut d = DistMatrix::from_host(&cluster, a.as_ref(), 4).unwrap();
+        match lu(&cluster, &mut d, DistParams::default()) {
+            Err(Error::Singular { pivot }) => assert_eq!(pivot, 14),
+            other => panic!("expected Singular at 14, got {other:?}"),
         }
     });
 }

@@ -33,10 +33,10 @@ impl Channels {
         let mut receivers: Vec<Vec<Option<Receiver<Message>>>> =
             (0..size).map(|_| (0..size).map(|_| None).collect()).collect();
         for (s, row) in senders.iter_mut().enumerate() {
-            for r in 0..size {
+            for inbox in receivers.iter_mut() {
                 let (tx, rx) = channel();
                 row.push(Some(tx));
-                receivers[r][s] = Some(rx);
+                inbox[s] = Some(rx);
             }
         }
         senders

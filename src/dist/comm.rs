@@ -37,7 +37,7 @@ pub trait Communicator<B: Backend>: Send + Sync {
 
 /// The block's extent in its buffer, if its entries are contiguous.
 pub(crate) fn contiguous(op: &'static str, block: crate::backend::Block) -> Result<(usize, usize)> {
-    if block.cols <= 1 || block.ld == block.rows {
+    if block.rows == 0 || block.cols <= 1 || block.ld == block.rows {
         Ok((block.offset, block.rows * block.cols))
     } else {
         Err(Error::dims(
