@@ -8,7 +8,7 @@ mod common;
 use faer::Mat;
 use gpumat::Error;
 use gpumat::backend::Backend;
-use gpumat::dist::{Cluster, Communicator, DistMatrix, DistParams, Grid, cholesky, lu};
+use gpumat::dist::{Cluster, Communicator, DistMatrix, DistParams, Grid, cholesky, cholesky_solve, lu, lu_solve};
 
 /// The grids of the CPU runs: a row, a column, square and oblong.
 const CPU_GRIDS: [(usize, usize); 6] = [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 2)];
@@ -120,7 +120,15 @@ fn lu_backward_error(a: &Mat<f64>, factor: &Mat<f64>, ipiv: &[i32]) -> f64 {
     let n = a.nrows();
     let mut pa = a.clone();
     gpumat::dist::permute_rows(ipiv, &mut pa).unwrap();
-    let l = |i: usize, k: usize| if i == k { 1.0 } else if i > k { factor[(i, k)] } else { 0.0 };
+    let l = |i: usize, k: usize| {
+        if i == k {
+            1.0
+        } else if i > k {
+            factor[(i, k)]
+        } else {
+            0.0
+        }
+    };
     let u = |k: usize, j: usize| if k <= j { factor[(k, j)] } else { 0.0 };
     let (mut diff, mut norm) = (0.0, 0.0);
     for j in 0..n {
@@ -144,7 +152,8 @@ fn check_lu<B: Backend, C: Communicator<B>>(cluster: &Cluster<B, C>, n: usize, n
     assert_eq!(ipiv.len(), n);
     assert!(ipiv.iter().enumerate().all(|(i, &p)| (i as i32) < p && p as usize <= n), "{at}: ipiv {ipiv:?}");
     // Partial pivoting across process rows: every multiplier |lᵢₖ| ≤ 1.
-    let largest = (0..n).flat_map(|k| (k + 1..n).map(move |i| (i, k))).map(|(i, k)| f[(i, k)].abs()).fold(0.0, f64::max);
+    let largest =
+        (0..n).flat_map(|k| (k + 1..n).map(move |i| (i, k))).map(|(i, k)| f[(i, k)].abs()).fold(0.0, f64::max);
     assert!(largest <= 1.0, "{at}: a multiplier of magnitude {largest}");
     // ‖PA − LU‖ ≤ c·n·u·‖A‖ for random matrices, whose growth is small
     // (Higham 2002, §9.4); c = 8.
@@ -173,6 +182,91 @@ fn lu_names_the_first_zero_pivot() {
         match lu(&cluster, &mut d, DistParams::default()) {
             Err(Error::Singular { pivot }) => assert_eq!(pivot, 14),
             other => panic!("expected Singular at 14, got {other:?}"),
+        }
+    });
+}
+
+/// ‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞ + ‖B‖_∞), the normwise backward error.
+fn solve_backward_error(a: &Mat<f64>, x: &Mat<f64>, b: &Mat<f64>) -> f64 {
+    let inf =
+        |m: &Mat<f64>| (0..m.nrows()).map(|i| (0..m.ncols()).map(|j| m[(i, j)].abs()).sum::<f64>()).fold(0.0, f64::max);
+    let r = Mat::from_fn(b.nrows(), b.ncols(), |i, j| {
+        b[(i, j)] - (0..a.ncols()).map(|k| a[(i, k)] * x[(k, j)]).sum::<f64>()
+    });
+    inf(&r) / (inf(a) * inf(x) + inf(b))
+}
+
+#[test]
+fn solves_with_both_factors_on_every_grid() {
+    on_each_grid!(|cluster| {
+        let grid = cluster.grid();
+        for (n, nb, nrhs) in [(45, 8, 3), (23, 4, 1), (1, 4, 2)] {
+            let b = Mat::from_fn(n, nrhs, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+            let bound = 4.0 * n as f64 * f64::EPSILON / 2.0;
+
+            let a = spd(n, 21);
+            let mut d = DistMatrix::from_host(&cluster, a.as_ref(), nb).unwrap();
+            cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+            let x = cholesky_solve(&cluster, &d, b.as_ref()).unwrap();
+            let err = solve_backward_error(&a, &x, &b);
+            assert!(
+                err <= bound,
+                "{} × {}, n = {n}: Cholesky solve's backward error {err:.2e} > {bound:.2e}",
+                grid.p,
+                grid.q
+            );
+
+            let g = common::random(&mut common::rng(n as u64), n, n);
+            let a = Mat::from_fn(n, n, |i, j| g[i + j * n]);
+            let mut d = DistMatrix::from_host(&cluster, a.as_ref(), nb).unwrap();
+            let ipiv = lu(&cluster, &mut d, DistParams::default()).unwrap();
+            let x = lu_solve(&cluster, &d, &ipiv, b.as_ref()).unwrap();
+            let err = solve_backward_error(&a, &x, &b);
+            assert!(
+                err <= bound,
+                "{} × {}, n = {n}: LU solve's backward error {err:.2e} > {bound:.2e}",
+                grid.p,
+                grid.q
+            );
+        }
+    });
+}
+
+#[test]
+fn bad_input_is_refused_before_any_work() {
+    let cluster = Cluster::cpu(Grid::new(1, 2).unwrap());
+    let rect = Mat::<f64>::zeros(4, 6);
+    let mut d = DistMatrix::from_host(&cluster, rect.as_ref(), 2).unwrap();
+    assert!(matches!(cholesky(&cluster, &mut d, DistParams::default()), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(lu(&cluster, &mut d, DistParams::default()), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(DistMatrix::from_host(&cluster, rect.as_ref(), 0), Err(Error::InvalidArgument(_))));
+    // A matrix dealt over another grid.
+    let other = Cluster::cpu(Grid::new(2, 1).unwrap());
+    let a = spd(6, 1);
+    let mut d = DistMatrix::from_host(&other, a.as_ref(), 2).unwrap();
+    assert!(matches!(cholesky(&cluster, &mut d, DistParams::default()), Err(Error::InvalidArgument(_))));
+    // Right-hand sides of the wrong height.
+    cholesky(&other, &mut d, DistParams::default()).unwrap();
+    let b = Mat::<f64>::zeros(5, 1);
+    assert!(matches!(cholesky_solve(&other, &d, b.as_ref()), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(lu_solve(&other, &d, &[1, 2, 3, 4, 5, 6], b.as_ref()), Err(Error::DimensionMismatch { .. })));
+    assert!(Grid::new(0, 3).is_err());
+}
+
+#[test]
+fn non_finite_entries_are_refused_with_their_place() {
+    on_each_grid!(|cluster| {
+        let mut a = spd(13, 2);
+        a[(9, 4)] = f64::NAN;
+        a[(11, 7)] = f64::INFINITY;
+        let mut d = DistMatrix::from_host(&cluster, a.as_ref(), 3).unwrap();
+        match cholesky(&cluster, &mut d, DistParams::default()) {
+            Err(Error::NonFinite { row: 10, col: 5, .. }) => {}
+            other => panic!("expected NonFinite at (10, 5), got {other:?}"),
+        }
+        match lu(&cluster, &mut d, DistParams::default()) {
+            Err(Error::NonFinite { row: 10, col: 5, .. }) => {}
+            other => panic!("expected NonFinite at (10, 5), got {other:?}"),
         }
     });
 }

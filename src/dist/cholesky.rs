@@ -51,6 +51,7 @@ pub fn cholesky<B: Backend, C: Communicator<B>, T: Scalar>(
     if a.rows.len != a.cols.len {
         return Err(Error::dims("dist::cholesky", format!("the matrix is {}×{}, not square", a.rows.len, a.cols.len)));
     }
+    a.check_finite(cluster, "the matrix")?;
     let (rows, cols) = (a.rows, a.cols);
     let failures = cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, rows, cols, buf, params))?;
     match failures.into_iter().filter(|&c| c > 0).min() {

@@ -14,12 +14,12 @@
 
 use faer::Mat;
 
+use super::DistParams;
 use super::cluster::{Cluster, Rank};
 use super::comm::Communicator;
 use super::grid::Cyclic;
 use super::matrix::DistMatrix;
 use super::workspace::Workspace;
-use super::DistParams;
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Pivoting, Side, View, ViewMut};
 use crate::factor::lu::{LuParams, factor_in_place};
 use crate::layout::Uplo;
@@ -42,6 +42,7 @@ pub fn lu<B: Backend, C: Communicator<B>, T: Scalar>(
     if i32::try_from(a.rows.len).is_err() {
         return Err(Error::InvalidArgument(format!("order {} does not fit 32-bit pivots", a.rows.len)));
     }
+    a.check_finite(cluster, "the matrix")?;
     let (rows, cols) = (a.rows, a.cols);
     let results = cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, rows, cols, buf, params))?;
     if let Some(pivot) = results.iter().map(|r| r.0).filter(|&c| c > 0).min() {
@@ -163,7 +164,10 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         if q > 1 {
             if below > 0 {
                 if pc == s.ck {
-                    be.copy(a.view(whole.sub(s.lr1, s.lc, below, kb)?)?, ViewMut::dense(&mut ws.lrow[set], below, kb)?)?;
+                    be.copy(
+                        a.view(whole.sub(s.lr1, s.lc, below, kb)?)?,
+                        ViewMut::dense(&mut ws.lrow[set], below, kb)?,
+                    )?;
                 }
                 rank.row.broadcast(be, ViewMut::dense(&mut ws.lrow[set], below, kb)?, s.ck)?;
             }
@@ -183,7 +187,8 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         // the columns on the main queue first.
         side.wait_for(be)?;
         be.wait_for(side)?;
-        let next = if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
+        let next =
+            if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
         let ranges = [(be, 0, next), (side, next, right)];
         if p == 1 {
             for (queue, from, to) in ranges {
@@ -297,7 +302,8 @@ fn gathered_panel<B: Backend, C: Communicator<B>, T: Scalar>(
         let wbuf = BufferMut::new(&mut w);
         be.copy(a.view(mine)?, wbuf.view_mut(whole_w.sub(0, 0, len(s.rk), kb)?)?)?;
     }
-    let recvs = others.iter_mut().map(|(r, _, b)| Ok((*r, ViewMut::dense(b, len(*r), kb)?))).collect::<Result<Vec<_>>>()?;
+    let recvs =
+        others.iter_mut().map(|(r, _, b)| Ok((*r, ViewMut::dense(b, len(*r), kb)?))).collect::<Result<Vec<_>>>()?;
     rank.col.exchange(be, &[], recvs)?;
     let wbuf = BufferMut::new(&mut w);
     for (r, at, b) in &others {
@@ -365,7 +371,10 @@ impl RowMoves {
         for (r, list) in sends.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
             let mut buf = be.alloc::<T>(list.len() * w)?;
             for (i, &li) in list.iter().enumerate() {
-                be.copy(a.view(row_of(li))?, ViewMut::new(&mut buf, Block { offset: i, rows: 1, cols: w, ld: list.len() })?)?;
+                be.copy(
+                    a.view(row_of(li))?,
+                    ViewMut::new(&mut buf, Block { offset: i, rows: 1, cols: w, ld: list.len() })?,
+                )?;
             }
             packed.push((r, buf));
         }
@@ -378,8 +387,10 @@ impl RowMoves {
             .filter(|(r, _)| *r != rank.pr)
             .map(|(r, b)| Ok((*r, View::dense(b, sends[*r].len(), w)?)))
             .collect::<Result<Vec<_>>>()?;
-        let remote_recvs =
-            incoming.iter_mut().map(|(r, b)| Ok((*r, ViewMut::dense(b, recvs[*r].len(), w)?))).collect::<Result<Vec<_>>>()?;
+        let remote_recvs = incoming
+            .iter_mut()
+            .map(|(r, b)| Ok((*r, ViewMut::dense(b, recvs[*r].len(), w)?)))
+            .collect::<Result<Vec<_>>>()?;
         if !remote_sends.is_empty() || !remote_recvs.is_empty() {
             rank.col.exchange(be, &remote_sends, remote_recvs)?;
         }

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use super::cluster::Cluster;
 use super::comm::Communicator;
 use super::grid::Cyclic;
-use crate::backend::{Backend, DeviceBuffer};
+use crate::backend::{Backend, Block, DeviceBuffer, View};
 use crate::{Error, Result, Scalar};
 
 /// An `m × n` matrix in `nb × nb` blocks, block `(I, J)` on rank
@@ -73,6 +73,28 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
             }
         }
         Ok(a)
+    }
+
+    /// `NonFinite` for the first NaN or infinity (1-based, in column-major
+    /// order of the whole matrix), unless every entry is finite: the
+    /// factorizations refuse such input before any work.
+    pub fn check_finite<C: Communicator<B>>(&self, cluster: &Cluster<B, C>, what: &str) -> Result<()> {
+        self.check_cluster(cluster)?;
+        let (rows, cols) = (self.rows, self.cols);
+        let found = cluster.run(self.local.iter().collect(), |rank, buf| {
+            let (ml, nl) = (rows.local_len(rank.pr), cols.local_len(rank.pc));
+            let at =
+                rank.be.find_non_finite(View::new(buf, Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) })?)?;
+            let Some((li, lj)) = at else { return Ok(None) };
+            let mut host = vec![T::ZERO; buf.len()];
+            rank.be.download(buf, &mut host)?;
+            let (i, j) = (rows.to_global(rank.pr, li), cols.to_global(rank.pc, lj));
+            Ok(Some((j, i, host[lj * ml + li].to_f64())))
+        })?;
+        match found.into_iter().flatten().min_by_key(|&(j, i, _)| (j, i)) {
+            Some((j, i, value)) => Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value }),
+            None => Ok(()),
+        }
     }
 
     pub fn nrows(&self) -> usize {

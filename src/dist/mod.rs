@@ -16,6 +16,7 @@ mod grid;
 mod lu;
 mod matrix;
 mod nccl;
+mod solve;
 mod workspace;
 
 pub use channels::Channels;
@@ -26,3 +27,4 @@ pub use grid::{Cyclic, Grid};
 pub use lu::{lu, permute_rows};
 pub use matrix::DistMatrix;
 pub use nccl::Nccl;
+pub use solve::{cholesky_solve, lu_solve};
