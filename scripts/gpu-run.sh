@@ -41,6 +41,8 @@ ALL="$ALL swe"
 ALL="$ALL mixed"
 # Interior-point linear programming on the normal equations.
 ALL="$ALL lp"
+# One factorization over several GPUs (NCCL ranks on every grid they allow).
+ALL="$ALL dist"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin

@@ -110,6 +110,22 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
         self.rows.nb
     }
 
+    /// Each rank's array (column-major, leading dimension its local rows),
+    /// in rank order: for handing the blocks to another library that uses
+    /// the same layout (cusolverMg's 1 × Q grids).
+    pub fn local_arrays(&self) -> &[B::Buffer<T>] {
+        &self.local
+    }
+
+    pub fn local_arrays_mut(&mut self) -> &mut [B::Buffer<T>] {
+        &mut self.local
+    }
+
+    /// The layout of the rows and of the columns.
+    pub fn layout(&self) -> (Cyclic, Cyclic) {
+        (self.rows, self.cols)
+    }
+
     /// Bytes of the largest rank's array.
     pub fn local_bytes(&self) -> usize {
         self.local.iter().map(|b| b.len() * size_of::<T>()).max().unwrap_or(0)

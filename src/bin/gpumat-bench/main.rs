@@ -11,6 +11,7 @@ mod batched;
 mod batched_dense;
 mod capacity;
 mod cholesky;
+mod dist;
 mod gram;
 mod harness;
 mod ldlt;
@@ -102,6 +103,10 @@ enum Suite {
     /// Dense random LPs against HiGHS; sizes are rows (columns are 4×);
     /// runs on the CPU too.
     Lp,
+    /// Cholesky and LU over the GPUs of `GPUMAT_DEVICES` against
+    /// cusolverMg: weak scaling from `--sizes` on one GPU, strong scaling
+    /// at `--strong`.
+    Dist,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -127,6 +132,10 @@ struct Cli {
     /// `--suite qr`: the block sizes to try (the fastest also solves).
     #[arg(long, value_delimiter = ',', default_values_t = [gpumat::factor::qr::QrParams::default().block_size])]
     block_sizes: Vec<usize>,
+    /// `--suite dist`: orders for strong scaling (the same matrix on 1, 2,
+    /// 4… GPUs).
+    #[arg(long, value_delimiter = ',')]
+    strong: Vec<usize>,
     /// `--suite lp`: HiGHS runs on problems of at most this many rows.
     #[arg(long, default_value_t = 1024)]
     highs_max_rows: usize,
@@ -180,6 +189,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::Swe => swe::run(cuda, &settings)?,
         Suite::Mixed => mixed::run(cuda, &settings)?,
+        Suite::Dist => dist::run(&settings, &cli.strong)?,
         Suite::Lp => unreachable!("the LP suite runs on any device and returned above"),
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();

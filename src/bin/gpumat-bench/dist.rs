@@ -1,0 +1,464 @@
+//! `--suite dist`: Cholesky and LU of one matrix over the GPUs of the
+//! machine (`GPUMAT_DEVICES`, default all), side by side with cusolverMg
+//! (`cusolverMgPotrf`, `cusolverMgGetrf`) on the same matrices in the same
+//! layout (a 1 × G grid, which is all cusolverMg takes): weak scaling from
+//! `--sizes` on one GPU (`n³` growing with the GPUs), strong scaling at
+//! `--strong`. Each rank's blocks are generated on its own thread from a
+//! hash of `(i, j)` and uploaded, so no host holds the whole matrix; the
+//! backward error of a solve with each side's factor is measured on the
+//! host against the same generator.
+
+use std::ffi::c_void;
+use std::time::Instant;
+
+use cudarc::cusolvermg::{result as mg_result, safe as mg, sys as mgsys};
+use faer::Mat;
+use gpumat::backend::cuda::{Cuda, CudaBuffer};
+use gpumat::backend::{Backend, Block, BufferMut, DeviceBuffer, Tuning, ViewMut};
+use gpumat::dist::{
+    Cluster, DistMatrix, DistParams, Grid, Nccl, cholesky, cholesky_solve, devices_from_env, lu, lu_solve,
+};
+use gpumat::factor;
+use gpumat::layout::Uplo;
+use gpumat::{DeviceLibrary, Error, Result};
+use rayon::prelude::*;
+use serde_json::{Value, json};
+
+use crate::harness::Settings;
+use crate::harness::results::record;
+use crate::harness::timing::median;
+
+/// Block order of the distributed factorizations (and cusolverMg's tiles).
+const NB: usize = 512;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Routine {
+    Cholesky,
+    Lu,
+}
+
+impl Routine {
+    fn name(self) -> &'static str {
+        match self {
+            Routine::Cholesky => "cholesky",
+            Routine::Lu => "lu",
+        }
+    }
+
+    fn flops(self, n: usize) -> f64 {
+        let n = n as f64;
+        match self {
+            Routine::Cholesky => n * n * n / 3.0,
+            Routine::Lu => 2.0 * n * n * n / 3.0,
+        }
+    }
+
+    /// Entry `(i, j)` of the test matrix of order `n`: uniform in [−1, 1)
+    /// from a hash; symmetric with `n` on the diagonal (strictly diagonally
+    /// dominant, so positive definite) for Cholesky.
+    fn entry(self, n: usize, i: usize, j: usize) -> f64 {
+        let hash = |i: usize, j: usize| {
+            let mut x = ((i as u64) << 32 | j as u64) ^ 0x9E37_79B9_7F4A_7C15;
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x ^= x >> 31;
+            (x >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
+        };
+        match self {
+            Routine::Cholesky if i == j => n as f64,
+            Routine::Cholesky => hash(i.min(j), i.max(j)),
+            Routine::Lu => hash(i, j),
+        }
+    }
+}
+
+/// cusolverMg over the cluster's GPUs, with its workspace.
+struct Mg {
+    handle: mg::MgHandle,
+    /// The matrix's descriptor (the safe wrapper keeps its pointer private).
+    desc: mgsys::cudaLibMgMatrixDesc_t,
+    _grid: mg::Grid,
+    work: Vec<CudaBuffer<f64>>,
+    ipiv: Vec<CudaBuffer<i32>>,
+}
+
+fn mg_status(op: &str, s: mgsys::cusolverStatus_t) -> Result<()> {
+    if s == mgsys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::device_call(DeviceLibrary::Cusolver, op, s))
+    }
+}
+
+impl Mg {
+    fn new(cluster: &Cluster<Cuda, Nccl>, n: usize, nb: usize) -> Result<Self> {
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { mgsys::is_culib_present() } {
+            return Err(Error::Device("libcusolverMg could not be loaded".into()));
+        }
+        let devices: Vec<i32> = cluster.ranks().iter().map(|r| r.be.context().ordinal() as i32).collect();
+        enable_peer_access(cluster)?;
+        let mg_err =
+            |op: &'static str| move |e: mg::CusolverMgError| Error::device_call(DeviceLibrary::Cusolver, op, e.0);
+        let handle = mg::MgHandle::new().map_err(mg_err("cusolverMgCreate"))?;
+        handle.device_select(&devices).map_err(mg_err("cusolverMgDeviceSelect"))?;
+        let grid = mg::Grid::new(&devices, mgsys::cusolverMgGridMapping_t::CUDALIBMG_GRID_MAPPING_COL_MAJOR)
+            .map_err(mg_err("cusolverMgCreateDeviceGrid"))?;
+        let (n64, nb64) = (n as i64, nb as i64);
+        // SAFETY: `grid` outlives the descriptor (both in `Mg`, the
+        // descriptor destroyed first).
+        let desc = unsafe {
+            mg_result::mg_create_matrix_desc(n64, n64, n64, nb64, mgsys::cudaDataType::CUDA_R_64F, grid.cu())
+        }
+        .map_err(mg_err("cusolverMgCreateMatrixDesc"))?;
+        Ok(Mg { handle, desc, _grid: grid, work: vec![], ipiv: vec![] })
+    }
+
+    /// Makes each GPU's workspace at least `lwork` entries.
+    fn workspace(&mut self, cluster: &Cluster<Cuda, Nccl>, lwork: i64, cols: &[usize]) -> Result<Vec<*mut c_void>> {
+        let lwork = usize::try_from(lwork).unwrap_or(0).max(1);
+        if self.work.first().is_none_or(|w| w.len() < lwork) {
+            self.work.clear();
+            for rank in cluster.ranks() {
+                rank.be.enter()?;
+                self.work.push(rank.be.alloc::<f64>(lwork)?);
+            }
+        }
+        if self.ipiv.len() != cols.len() {
+            self.ipiv =
+                cluster.ranks().iter().zip(cols).map(|(r, &c)| r.be.alloc::<i32>(c.max(1))).collect::<Result<_>>()?;
+        }
+        Ok(self.work.iter().map(|w| w.id() as *mut c_void).collect())
+    }
+
+    /// `cusolverMgPotrf` (lower) or `cusolverMgGetrf` on `a`, in place;
+    /// returns the global pivots of `getrf`.
+    fn factor(
+        &mut self,
+        cluster: &Cluster<Cuda, Nccl>,
+        routine: Routine,
+        a: &mut DistMatrix<Cuda, f64>,
+    ) -> Result<Vec<i32>> {
+        let n = a.nrows() as i32;
+        let (_, cols) = a.layout();
+        let counts: Vec<usize> = (0..cluster.ranks().len()).map(|d| cols.local_len(d)).collect();
+        let mut ptrs: Vec<*mut c_void> = a.local_arrays().iter().map(|b| b.id() as *mut c_void).collect();
+        let (h, desc) = (self.handle.cu(), self.desc);
+        let r64 = mgsys::cudaDataType::CUDA_R_64F;
+        let lower = mgsys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+        let mut lwork = 0i64;
+        let mut info = 0i32;
+        // SAFETY: `ptrs` holds each GPU's array of the 1 × G layout that
+        // `desc` describes; workspaces and pivots are allocated to the sizes
+        // cusolverMg asks for.
+        unsafe {
+            match routine {
+                Routine::Cholesky => {
+                    mg_status(
+                        "cusolverMgPotrf_bufferSize",
+                        mgsys::cusolverMgPotrf_bufferSize(h, lower, n, ptrs.as_mut_ptr(), 1, 1, desc, r64, &mut lwork),
+                    )?;
+                    let mut work = self.workspace(cluster, lwork, &counts)?;
+                    mg_status(
+                        "cusolverMgPotrf",
+                        mgsys::cusolverMgPotrf(
+                            h,
+                            lower,
+                            n,
+                            ptrs.as_mut_ptr(),
+                            1,
+                            1,
+                            desc,
+                            r64,
+                            work.as_mut_ptr(),
+                            lwork,
+                            &mut info,
+                        ),
+                    )?;
+                }
+                Routine::Lu => {
+                    let mut ipiv: Vec<*mut i32> = self.ipiv.iter().map(|p| p.id() as *mut i32).collect();
+                    if ipiv.len() != counts.len() {
+                        self.workspace(cluster, 1, &counts)?;
+                        ipiv = self.ipiv.iter().map(|p| p.id() as *mut i32).collect();
+                    }
+                    mg_status(
+                        "cusolverMgGetrf_bufferSize",
+                        mgsys::cusolverMgGetrf_bufferSize(
+                            h,
+                            n,
+                            n,
+                            ptrs.as_mut_ptr(),
+                            1,
+                            1,
+                            desc,
+                            ipiv.as_mut_ptr(),
+                            r64,
+                            &mut lwork,
+                        ),
+                    )?;
+                    let mut work = self.workspace(cluster, lwork, &counts)?;
+                    mg_status(
+                        "cusolverMgGetrf",
+                        mgsys::cusolverMgGetrf(
+                            h,
+                            n,
+                            n,
+                            ptrs.as_mut_ptr(),
+                            1,
+                            1,
+                            desc,
+                            ipiv.as_mut_ptr(),
+                            r64,
+                            work.as_mut_ptr(),
+                            lwork,
+                            &mut info,
+                        ),
+                    )?;
+                }
+            }
+        }
+        for rank in cluster.ranks() {
+            rank.be.context().synchronize().map_err(|e| Error::Device(format!("after cusolverMg: {e:?}")))?;
+        }
+        if info != 0 {
+            return Err(Error::Device(format!("cusolverMg {} returned info = {info}", routine.name())));
+        }
+        if routine == Routine::Cholesky {
+            return Ok(vec![]);
+        }
+        // The pivots lie like the columns: global entry j on the GPU of
+        // column j, at its local column.
+        let mut global = vec![0i32; a.nrows()];
+        for (d, (rank, p)) in cluster.ranks().iter().zip(&self.ipiv).enumerate() {
+            let mut host = vec![0i32; p.len()];
+            rank.be.download(p, &mut host)?;
+            for (l, &v) in host.iter().take(counts[d]).enumerate() {
+                global[cols.to_global(d, l)] = v;
+            }
+        }
+        Ok(global)
+    }
+}
+
+impl Drop for Mg {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once.
+        let _ = unsafe { mg_result::mg_destroy_matrix_desc(self.desc) };
+    }
+}
+
+/// Lets each GPU of the cluster address the others' memory, as cusolverMg
+/// needs; pairs already enabled are fine.
+fn enable_peer_access(cluster: &Cluster<Cuda, Nccl>) -> Result<()> {
+    use cudarc::driver::sys;
+    for a in cluster.ranks() {
+        a.be.enter()?;
+        for b in cluster.ranks() {
+            if std::ptr::eq(a, b) {
+                continue;
+            }
+            // SAFETY: both contexts are live primary contexts.
+            let r = unsafe { sys::cuCtxEnablePeerAccess(b.be.context().cu_ctx(), 0) };
+            if r != sys::CUresult::CUDA_SUCCESS && r != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                return Err(Error::device_call(DeviceLibrary::Driver, "enabling peer access", r));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The test matrix dealt over the cluster.
+fn generate(cluster: &Cluster<Cuda, Nccl>, routine: Routine, n: usize) -> Result<DistMatrix<Cuda, f64>> {
+    DistMatrix::from_fn(cluster, (n, n), NB, |i, j| routine.entry(n, i, j))
+}
+
+/// `‖b − A·x‖_∞ / (‖A‖_∞·‖x‖_∞ + ‖b‖_∞)` of a solve with the factor in
+/// `a`, `b = A·z` for a random `z`, `A` from the generator.
+fn solve_backward_error(
+    cluster: &Cluster<Cuda, Nccl>,
+    routine: Routine,
+    a: &DistMatrix<Cuda, f64>,
+    ipiv: &[i32],
+) -> Result<f64> {
+    let n = a.nrows();
+    let z: Vec<f64> = (0..n).map(|i| routine.entry(n, i, n + 1).abs() + 0.5).collect();
+    let times = |x: &[f64]| -> (Vec<f64>, f64) {
+        let rows: Vec<(f64, f64)> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                (0..n).fold((0.0, 0.0), |(s, r), j| {
+                    let e = routine.entry(n, i, j);
+                    (s + e * x[j], r + e.abs())
+                })
+            })
+            .collect();
+        (rows.iter().map(|r| r.0).collect(), rows.iter().map(|r| r.1).fold(0.0, f64::max))
+    };
+    let (b, _) = times(&z);
+    let bm = Mat::from_fn(n, 1, |i, _| b[i]);
+    let x = match routine {
+        Routine::Cholesky => cholesky_solve(cluster, a, bm.as_ref())?,
+        Routine::Lu => lu_solve(cluster, a, ipiv, bm.as_ref())?,
+    };
+    let x: Vec<f64> = (0..n).map(|i| x[(i, 0)]).collect();
+    let (ax, norm_a) = times(&x);
+    let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let r: Vec<f64> = b.iter().zip(&ax).map(|(b, y)| b - y).collect();
+    Ok(inf(&r) / (norm_a * inf(&x) + inf(&b)))
+}
+
+/// One routine at order `n` on a grid: gpumat's and cusolverMg's median
+/// times (a fresh matrix before each run, not timed) and backward errors.
+fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usize, scaling: &str) -> Result<Value> {
+    let g = grid.size();
+    let cluster = Cluster::cuda(grid, &devices[..g], Tuning::default())?;
+    eprintln!("dist: {} n = {n} on {} × {} ({} GPUs)", routine.name(), grid.p, grid.q, g);
+    let params = DistParams::default();
+    let (mut ours, mut theirs, mut single) = (vec![], vec![], vec![]);
+    let mut mg = if grid.p == 1 { Some(Mg::new(&cluster, n, NB)) } else { None };
+    let mut err_ours = f64::NAN;
+    let mut err_theirs = f64::NAN;
+    let mut bytes = 0;
+    for rep in 0..=reps {
+        let mut a = generate(&cluster, routine, n)?;
+        bytes = a.local_bytes();
+        let start = Instant::now();
+        let ipiv = match routine {
+            Routine::Cholesky => cholesky(&cluster, &mut a, params).map(|()| vec![])?,
+            Routine::Lu => lu(&cluster, &mut a, params)?,
+        };
+        let t = start.elapsed().as_secs_f64() * 1e3;
+        if rep > 0 {
+            ours.push(t);
+        }
+        if rep == reps {
+            err_ours = solve_backward_error(&cluster, routine, &a, &ipiv)?;
+        }
+        drop(a);
+        if let Some(Ok(vendor)) = mg.as_mut() {
+            let mut a = generate(&cluster, routine, n)?;
+            let start = Instant::now();
+            let ipiv = vendor.factor(&cluster, routine, &mut a)?;
+            let t = start.elapsed().as_secs_f64() * 1e3;
+            if rep > 0 {
+                theirs.push(t);
+            }
+            if rep == reps {
+                err_theirs = solve_backward_error(&cluster, routine, &a, &ipiv)?;
+            }
+        }
+        if g == 1 {
+            // gpumat's single-device factorization of the same matrix.
+            let mut a = generate(&cluster, routine, n)?;
+            let be = &cluster.ranks()[0].be;
+            be.enter()?;
+            let buf = BufferMut::new(&mut a.local_arrays_mut()[0]);
+            let mut info = be.alloc::<i32>(1)?;
+            let mut ipiv = be.alloc::<i32>(n)?;
+            let start = Instant::now();
+            match routine {
+                Routine::Cholesky => {
+                    let p = factor::cholesky::CholeskyParams::for_order(n);
+                    factor::cholesky::factor_in_place(
+                        be,
+                        Uplo::Lower,
+                        &buf,
+                        Block::dense(n, n),
+                        &mut ViewMut::dense(&mut info, 1, 1)?,
+                        0,
+                        p,
+                    )?
+                }
+                Routine::Lu => {
+                    let p = factor::lu::LuParams::for_order(n);
+                    let piv = BufferMut::new(&mut ipiv);
+                    let pivoting = gpumat::backend::Pivoting::Partial;
+                    factor::lu::factor_in_place(
+                        be,
+                        &buf,
+                        Block::dense(n, n),
+                        &piv,
+                        Block::dense(n, 1),
+                        &mut ViewMut::dense(&mut info, 1, 1)?,
+                        pivoting,
+                        p,
+                    )?
+                }
+            }
+            be.synchronize()?;
+            if rep > 0 {
+                single.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let t_ours = median(ours);
+    let vendor = match &mg {
+        Some(Ok(_)) => median(theirs),
+        _ => f64::NAN,
+    };
+    let skipped = match &mg {
+        None => Some("cusolverMg takes 1 × G grids only".to_string()),
+        Some(Err(e)) => Some(format!("cusolverMg: {e}")),
+        Some(Ok(_)) => None,
+    };
+    let mut extra = json!({
+        "gpus": g, "grid": format!("{}x{}", grid.p, grid.q), "scaling": scaling, "block_size": NB,
+        "gpumat_solve_backward_error": err_ours, "vendor_solve_backward_error": err_theirs,
+        "gpumat_bytes": bytes as f64,
+    });
+    if let Some(s) = skipped {
+        extra["skipped"] = json!(s);
+    }
+    if !single.is_empty() {
+        extra["single_device_ms"] = json!(median(single));
+    }
+    let op = format!("dist {} {}x{} ({scaling})", routine.name(), grid.p, grid.q);
+    Ok(record(&op, n, t_ours, vendor, Some(routine.flops(n)), extra))
+}
+
+/// The grids for `g` GPUs: a row of them, and a square for four or more.
+fn grids(g: usize) -> Vec<Grid> {
+    let mut grids = vec![Grid { p: 1, q: g }];
+    let side = (g as f64).sqrt() as usize;
+    if g >= 4 && side * side == g {
+        grids.push(Grid { p: side, q: side });
+    }
+    grids
+}
+
+pub fn run(settings: &Settings, strong: &[usize]) -> Result<Vec<Value>> {
+    let devices = devices_from_env()?;
+    let counts: Vec<usize> = (0..).map(|k| 1usize << k).take_while(|&g| g <= devices.len()).collect();
+    let mut rows = vec![];
+    for routine in [Routine::Cholesky, Routine::Lu] {
+        for &n1 in &settings.sizes {
+            let mut base = None;
+            for &g in &counts {
+                // n³ grows with the GPUs: the work per GPU stays that of n1.
+                let n = ((n1 as f64 * (g as f64).cbrt() / NB as f64).round() as usize).max(1) * NB;
+                for grid in grids(g) {
+                    let mut row = measure(&devices, grid, routine, n, settings.reps, "weak")?;
+                    let rate = row["gpumat_tflops"].as_f64().unwrap_or(f64::NAN);
+                    let base_rate = *base.get_or_insert(rate);
+                    row["efficiency"] = json!(rate / (g as f64 * base_rate));
+                    rows.push(row);
+                }
+            }
+        }
+        for &n in strong {
+            let mut base = None;
+            for &g in &counts {
+                for grid in grids(g) {
+                    let mut row = measure(&devices, grid, routine, n, settings.reps, "strong")?;
+                    let t = row["gpumat_ms"].as_f64().unwrap_or(f64::NAN);
+                    let t1 = *base.get_or_insert(t);
+                    row["speedup"] = json!(t1 / t);
+                    row["efficiency"] = json!(t1 / (t * g as f64));
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
