@@ -3,7 +3,8 @@
 //! Right-looking with look-ahead, as ScaLAPACK's `pdpotrf` and SLATE's
 //! `potrf` (Gates et al. 2019). Step `k`: the rank holding diagonal block
 //! `k` factors it with the single-device blocked Cholesky; its process
-//! column solves for the panel below with it; each row of ranks receives
+//! column solves for the panel below with it (in the same call, when the
+//! panel is that rank's alone); each row of ranks receives
 //! its part of the panel by one broadcast along the row, and each column of
 //! ranks the part that its columns need (the panel's transpose) by
 //! broadcasts down the column; then every rank updates its own trailing
@@ -33,7 +34,7 @@ pub struct DistParams {
 
 impl Default for DistParams {
     fn default() -> Self {
-        DistParams { update_tile: 4096, look_ahead: true }
+        DistParams { update_tile: 1024, look_ahead: true }
     }
 }
 
@@ -75,10 +76,18 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
     let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
     let a = BufferMut::new(buf);
-    let mut ws = Workspace::<B, T>::new(be, ml, nl, nb)?;
+    // Copies of the panel only where it does not lie at hand: its rows
+    // for another process column, its transpose for another process row.
+    let mut ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
     let mut diag = be.alloc::<T>(nb * nb)?;
-    let mut pack = be.alloc::<T>(nl * nb)?;
+    let mut pack = be.alloc::<T>(if p > 1 { nl * nb } else { 0 })?;
     let mut info = be.alloc::<i32>(1)?;
+    if p * q == 1 {
+        // One rank holds the whole matrix: the single-device factorization.
+        let mut status = ViewMut::dense(&mut info, 1, 1)?;
+        factor_in_place(be, Uplo::Lower, &a, whole, &mut status, 0, CholeskyParams::for_order(rows.len))?;
+        return first_failure(be, &info);
+    }
     let local = CholeskyParams::for_order(nb.min(rows.len));
     let local = CholeskyParams { block_size: local.block_size.min(nb), ..local };
     let side = be.side()?;
@@ -91,22 +100,25 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         let (below, right) = (ml - lr1, nl - lc1);
         let set = k % 2;
 
-        // The diagonal block, and the panel below it in process column ck.
+        // The diagonal block, and the panel below it in process column ck:
+        // with one process row the panel is one rank's, factored as one
+        // block column by the single-device code (its solve for the rows
+        // below blocked with the diagonal's factorization); with several,
+        // the diagonal block goes down the column and each rank solves
+        // for its own rows.
         if (pr, pc) == (rk, ck) {
             let mut info = ViewMut::dense(&mut info, 1, 1)?;
-            factor_in_place(be, Uplo::Lower, &a, whole.sub(lr, lc, kb, kb)?, &mut info, c0, local)?;
+            let rows_here = if p == 1 { ml - lr } else { kb };
+            factor_in_place(be, Uplo::Lower, &a, whole.sub(lr, lc, rows_here, kb)?, &mut info, c0, local)?;
         }
-        if pc == ck {
-            if p > 1 {
-                if pr == rk {
-                    be.copy(a.view(whole.sub(lr, lc, kb, kb)?)?, ViewMut::dense(&mut diag, kb, kb)?)?;
-                }
-                rank.col.broadcast(be, ViewMut::dense(&mut diag, kb, kb)?, rk)?;
+        if pc == ck && p > 1 {
+            if pr == rk {
+                be.copy(a.view(whole.sub(lr, lc, kb, kb)?)?, ViewMut::dense(&mut diag, kb, kb)?)?;
             }
+            rank.col.broadcast(be, ViewMut::dense(&mut diag, kb, kb)?, rk)?;
             if below > 0 {
-                let l11 = if p > 1 { View::dense(&diag, kb, kb)? } else { a.view(whole.sub(lr, lc, kb, kb)?)? };
                 let l21 = a.view_mut(whole.sub(lr1, lc, below, kb)?)?;
-                be.trsm(Side::Right, Uplo::Lower, Op::Trans, Diag::NonUnit, T::ONE, l11, l21)?;
+                be.trsm(Side::Right, Uplo::Lower, Op::Trans, Diag::NonUnit, T::ONE, View::dense(&diag, kb, kb)?, l21)?;
             }
         }
 
@@ -132,11 +144,7 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
             let src_row = |j| rows.local_start(j, r) - lr1;
             let dst = |j, len| Block { offset: cols.local_start(j, pc) - lc1, rows: len, cols: kb, ld: right };
             if p == 1 {
-                for &j in &mine {
-                    let len = cols.block_len(j);
-                    let src = panel(&ws.lrow[set])?.sub(src_row(j), 0, len, kb)?;
-                    be.copy(src, ViewMut::new(&mut ws.lcol[set], dst(j, len))?)?;
-                }
+                // The update reads each block's rows from the panel itself.
                 continue;
             }
             if pr == r {
@@ -165,13 +173,21 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         let next =
             if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
         let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, whole, tile: params.update_tile };
-        let (l, lt) = (panel(&ws.lrow[set])?, View::dense(&ws.lcol[set], right, kb)?);
+        let l = panel(&ws.lrow[set])?;
+        // One process row: the rows of L for a block column are in the
+        // panel; several: in the transposed copy.
+        let lt = if p == 1 { None } else { Some(View::dense(&ws.lcol[set], right, kb)?) };
         trailing.update(be, &a, l, lt, 0..next)?;
         trailing.update(side, &a, l, lt, next..right)?;
     }
     be.wait_for(side)?;
+    first_failure(be, &info)
+}
+
+/// The failing column in `info`, once the queue has run.
+fn first_failure<B: Backend>(be: &B, info: &B::Buffer<i32>) -> Result<usize> {
     let mut first = [0i32];
-    be.download(&info, &mut first)?;
+    be.download(info, &mut first)?;
     Ok(usize::try_from(first[0]).unwrap_or(0))
 }
 
@@ -192,16 +208,18 @@ impl Trailing {
     /// `A −= L·Ltᵀ` on the trailing columns `range` (counted from `lc1`),
     /// in slabs of `tile` columns, each from the first row of its first
     /// block's diagonal down: the rest of the slab is above the diagonal.
+    /// Without `lt` (one process row) `Lt`'s rows are `L`'s, a block
+    /// column at a time, each from its own diagonal down.
     fn update<B: Backend, T: Scalar>(
         &self,
         be: &B,
         a: &BufferMut<'_, B, T>,
         l: View<'_, B, T>,
-        lt: View<'_, B, T>,
+        lt: Option<View<'_, B, T>>,
         range: std::ops::Range<usize>,
     ) -> Result<()> {
         let nb = self.cols.nb;
-        let tile = (self.tile / nb).max(1) * nb;
+        let tile = if lt.is_some() { (self.tile / nb).max(1) * nb } else { nb };
         let (below, kb) = (l.rows(), l.cols());
         let mut c = range.start;
         while c < range.end {
@@ -209,16 +227,12 @@ impl Trailing {
             let first = self.cols.to_global(self.pc, self.lc1 + c) / nb;
             let r0 = self.rows.local_start(first, self.pr) - self.lr1;
             if r0 < below {
+                let right = match lt {
+                    Some(lt) => lt.sub(c, 0, end - c, kb)?,
+                    None => l.sub(r0, 0, end - c, kb)?,
+                };
                 let target = a.view_mut(self.whole.sub(self.lr1 + r0, self.lc1 + c, below - r0, end - c)?)?;
-                be.gemm(
-                    -T::ONE,
-                    l.sub(r0, 0, below - r0, kb)?,
-                    Op::NoTrans,
-                    lt.sub(c, 0, end - c, kb)?,
-                    Op::Trans,
-                    T::ONE,
-                    target,
-                )?;
+                be.gemm(-T::ONE, l.sub(r0, 0, below - r0, kb)?, Op::NoTrans, right, Op::Trans, T::ONE, target)?;
             }
             c = end;
         }

@@ -99,7 +99,9 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
     let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
     let a = BufferMut::new(buf);
-    let mut ws = Workspace::<B, T>::new(be, ml, nl, nb)?;
+    // Copies of the panel only where it does not lie at hand: its rows
+    // for another process column, its transpose for another process row.
+    let mut ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
     let mut diag = be.alloc::<T>(nb * nb)?;
     // Each step's pivots, relative to the panel's top row (one process row)
     // or to the gathered panel's rows (several).
@@ -107,6 +109,16 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let mut info = be.alloc::<i32>(rows.blocks())?;
     let mut global = vec![0i32; n];
     let local = LuParams::for_order(n);
+    if p * q == 1 {
+        // One rank holds the whole matrix: the single-device factorization.
+        let pivots = BufferMut::new(&mut ipiv);
+        let mut status = ViewMut::new(&mut info, Block::dense(1, 1))?;
+        factor_in_place(be, &a, whole, &pivots, Block::dense(n, 1), &mut status, Pivoting::Partial, local)?;
+        let mut first = vec![0i32; rows.blocks()];
+        be.download(&info, &mut first)?;
+        be.download(&ipiv, &mut global)?;
+        return Ok((usize::try_from(first[0]).unwrap_or(0), global));
+    }
     let side = be.side()?;
     side.wait_for(be)?;
     for k in 0..rows.blocks() {

@@ -2,8 +2,8 @@
 //! machine (`GPUMAT_DEVICES`, default all), side by side with cusolverMg
 //! (`cusolverMgPotrf`, `cusolverMgGetrf`) on the same matrices in the same
 //! layout (a 1 × G grid, which is all cusolverMg takes): weak scaling from
-//! `--sizes` on one GPU (`n³` growing with the GPUs), strong scaling at
-//! `--strong`. Each rank's blocks are generated on its own thread from a
+//! `--sizes` on one GPU (`n³` growing with the GPUs; `--sizes 0` for
+//! none), strong scaling at `--strong`. Each rank's blocks are generated on its own thread from a
 //! hash of `(i, j)` and uploaded, so no host holds the whole matrix; the
 //! backward error of a solve with each side's factor is measured on the
 //! host against the same generator.
@@ -14,12 +14,10 @@ use std::time::Instant;
 use cudarc::cusolvermg::{result as mg_result, safe as mg, sys as mgsys};
 use faer::Mat;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
-use gpumat::backend::{Backend, Block, BufferMut, DeviceBuffer, Tuning, ViewMut};
+use gpumat::backend::{Backend, DeviceBuffer, Tuning};
 use gpumat::dist::{
     Cluster, DistMatrix, DistParams, Grid, Nccl, cholesky, cholesky_solve, devices_from_env, lu, lu_solve,
 };
-use gpumat::factor;
-use gpumat::layout::Uplo;
 use gpumat::{DeviceLibrary, Error, Result};
 use rayon::prelude::*;
 use serde_json::{Value, json};
@@ -27,9 +25,6 @@ use serde_json::{Value, json};
 use crate::harness::Settings;
 use crate::harness::results::record;
 use crate::harness::timing::median;
-
-/// Block order of the distributed factorizations (and cusolverMg's tiles).
-const NB: usize = 512;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Routine {
@@ -42,6 +37,17 @@ impl Routine {
         match self {
             Routine::Cholesky => "cholesky",
             Routine::Lu => "lu",
+        }
+    }
+
+    /// Block order of the distributed factorization and of cusolverMg's
+    /// tiles: Cholesky's panels are short on the critical path and its
+    /// wider blocks halve the steps; LU's panels, with their pivot search,
+    /// are long, and narrower blocks keep them short.
+    fn block_size(self) -> usize {
+        match self {
+            Routine::Cholesky => 1024,
+            Routine::Lu => 512,
         }
     }
 
@@ -249,20 +255,40 @@ impl Drop for Mg {
 }
 
 /// Lets each GPU of the cluster address the others' memory, as cusolverMg
-/// needs; pairs already enabled are fine.
+/// needs: peer access between the contexts, and access to each GPU's
+/// default memory pool, where gpumat's buffers come from
+/// (`cuMemAllocAsync`), for the others.
 fn enable_peer_access(cluster: &Cluster<Cuda, Nccl>) -> Result<()> {
     use cudarc::driver::sys;
+    let check = |op: &str, r: sys::CUresult| {
+        if r == sys::CUresult::CUDA_SUCCESS || r == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+            Ok(())
+        } else {
+            Err(Error::device_call(DeviceLibrary::Driver, op, r))
+        }
+    };
     for a in cluster.ranks() {
         a.be.enter()?;
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: a live device; `pool` receives its default pool.
+        check("reading the default memory pool", unsafe {
+            sys::cuDeviceGetDefaultMemPool(&mut pool, a.be.context().cu_device())
+        })?;
         for b in cluster.ranks() {
             if std::ptr::eq(a, b) {
                 continue;
             }
             // SAFETY: both contexts are live primary contexts.
-            let r = unsafe { sys::cuCtxEnablePeerAccess(b.be.context().cu_ctx(), 0) };
-            if r != sys::CUresult::CUDA_SUCCESS && r != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
-                return Err(Error::device_call(DeviceLibrary::Driver, "enabling peer access", r));
-            }
+            check("enabling peer access", unsafe { sys::cuCtxEnablePeerAccess(b.be.context().cu_ctx(), 0) })?;
+            let access = sys::CUmemAccessDesc {
+                location: sys::CUmemLocation {
+                    type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: b.be.context().ordinal() as i32,
+                },
+                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            // SAFETY: one access descriptor for a live pool.
+            check("opening a memory pool to a peer", unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) })?;
         }
     }
     Ok(())
@@ -270,7 +296,7 @@ fn enable_peer_access(cluster: &Cluster<Cuda, Nccl>) -> Result<()> {
 
 /// The test matrix dealt over the cluster.
 fn generate(cluster: &Cluster<Cuda, Nccl>, routine: Routine, n: usize) -> Result<DistMatrix<Cuda, f64>> {
-    DistMatrix::from_fn(cluster, (n, n), NB, |i, j| routine.entry(n, i, j))
+    DistMatrix::from_fn(cluster, (n, n), routine.block_size(), |i, j| routine.entry(n, i, j))
 }
 
 /// `‖b − A·x‖_∞ / (‖A‖_∞·‖x‖_∞ + ‖b‖_∞)` of a solve with the factor in
@@ -315,8 +341,8 @@ fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usiz
     let cluster = Cluster::cuda(grid, &devices[..g], Tuning::default())?;
     eprintln!("dist: {} n = {n} on {} × {} ({} GPUs)", routine.name(), grid.p, grid.q, g);
     let params = DistParams::default();
-    let (mut ours, mut theirs, mut single) = (vec![], vec![], vec![]);
-    let mut mg = if grid.p == 1 { Some(Mg::new(&cluster, n, NB)) } else { None };
+    let (mut ours, mut theirs) = (vec![], vec![]);
+    let mut mg = if grid.p == 1 { Some(Mg::new(&cluster, n, routine.block_size())) } else { None };
     let mut err_ours = f64::NAN;
     let mut err_theirs = f64::NAN;
     let mut bytes = 0;
@@ -348,49 +374,6 @@ fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usiz
                 err_theirs = solve_backward_error(&cluster, routine, &a, &ipiv)?;
             }
         }
-        if g == 1 {
-            // gpumat's single-device factorization of the same matrix.
-            let mut a = generate(&cluster, routine, n)?;
-            let be = &cluster.ranks()[0].be;
-            be.enter()?;
-            let buf = BufferMut::new(&mut a.local_arrays_mut()[0]);
-            let mut info = be.alloc::<i32>(1)?;
-            let mut ipiv = be.alloc::<i32>(n)?;
-            let start = Instant::now();
-            match routine {
-                Routine::Cholesky => {
-                    let p = factor::cholesky::CholeskyParams::for_order(n);
-                    factor::cholesky::factor_in_place(
-                        be,
-                        Uplo::Lower,
-                        &buf,
-                        Block::dense(n, n),
-                        &mut ViewMut::dense(&mut info, 1, 1)?,
-                        0,
-                        p,
-                    )?
-                }
-                Routine::Lu => {
-                    let p = factor::lu::LuParams::for_order(n);
-                    let piv = BufferMut::new(&mut ipiv);
-                    let pivoting = gpumat::backend::Pivoting::Partial;
-                    factor::lu::factor_in_place(
-                        be,
-                        &buf,
-                        Block::dense(n, n),
-                        &piv,
-                        Block::dense(n, 1),
-                        &mut ViewMut::dense(&mut info, 1, 1)?,
-                        pivoting,
-                        p,
-                    )?
-                }
-            }
-            be.synchronize()?;
-            if rep > 0 {
-                single.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
     }
     let t_ours = median(ours);
     let vendor = match &mg {
@@ -403,15 +386,12 @@ fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usiz
         Some(Ok(_)) => None,
     };
     let mut extra = json!({
-        "gpus": g, "grid": format!("{}x{}", grid.p, grid.q), "scaling": scaling, "block_size": NB,
+        "gpus": g, "grid": format!("{}x{}", grid.p, grid.q), "scaling": scaling, "block_size": routine.block_size(),
         "gpumat_solve_backward_error": err_ours, "vendor_solve_backward_error": err_theirs,
         "gpumat_bytes": bytes as f64,
     });
     if let Some(s) = skipped {
         extra["skipped"] = json!(s);
-    }
-    if !single.is_empty() {
-        extra["single_device_ms"] = json!(median(single));
     }
     let op = format!("dist {} {}x{} ({scaling})", routine.name(), grid.p, grid.q);
     Ok(record(&op, n, t_ours, vendor, Some(routine.flops(n)), extra))
@@ -432,11 +412,13 @@ pub fn run(settings: &Settings, strong: &[usize]) -> Result<Vec<Value>> {
     let counts: Vec<usize> = (0..).map(|k| 1usize << k).take_while(|&g| g <= devices.len()).collect();
     let mut rows = vec![];
     for routine in [Routine::Cholesky, Routine::Lu] {
-        for &n1 in &settings.sizes {
+        // `--sizes 0`: strong scaling alone.
+        for &n1 in settings.sizes.iter().filter(|&&n| n > 0) {
             let mut base = None;
             for &g in &counts {
                 // n³ grows with the GPUs: the work per GPU stays that of n1.
-                let n = ((n1 as f64 * (g as f64).cbrt() / NB as f64).round() as usize).max(1) * NB;
+                let nb = routine.block_size();
+                let n = ((n1 as f64 * (g as f64).cbrt() / nb as f64).round() as usize).max(1) * nb;
                 for grid in grids(g) {
                     let mut row = measure(&devices, grid, routine, n, settings.reps, "weak")?;
                     let rate = row["gpumat_tflops"].as_f64().unwrap_or(f64::NAN);

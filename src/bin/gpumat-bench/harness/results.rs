@@ -71,6 +71,9 @@ const NOTES: &[&str] = &[
     "panel_us",
     "leaf_us",
     "skinny_gemm_us",
+    "gpus",
+    "efficiency",
+    "speedup",
 ];
 
 /// The words of a record shown in the table's notes, when it has them: why
