@@ -6,6 +6,7 @@
 mod common;
 
 use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore;
 use gpumat::Error;
 use gpumat::backend::Backend;
 use gpumat::dist::{Cluster, Communicator, DistMatrix, DistParams, Grid, cholesky, cholesky_solve, lu, lu_solve};
@@ -269,4 +270,73 @@ fn non_finite_entries_are_refused_with_their_place() {
             other => panic!("expected NonFinite at (10, 5), got {other:?}"),
         }
     });
+}
+
+/// ‖A⁻¹‖₁ from faer's inverse (via LU), the reference of the estimates.
+fn inverse_one_norm(a: &Mat<f64>) -> f64 {
+    let n = a.nrows();
+    let inv = a.partial_piv_lu().inverse();
+    (0..n).map(|j| (0..n).map(|i| inv[(i, j)].abs()).sum::<f64>()).fold(0.0, f64::max)
+}
+
+fn one_norm(a: &Mat<f64>) -> f64 {
+    (0..a.ncols()).map(|j| (0..a.nrows()).map(|i| a[(i, j)].abs()).sum::<f64>()).fold(0.0, f64::max)
+}
+
+#[test]
+fn condition_estimates_bracket_the_true_condition() {
+    on_each_grid!(|cluster| {
+        let grid = cluster.grid();
+        let n = 40;
+        // An SPD matrix graded over six orders of magnitude.
+        let base = spd(n, 8);
+        let a = Mat::from_fn(n, n, |i, j| base[(i, j)] * 10f64.powf(-3.0 * (i + j) as f64 / n as f64));
+        let mut d = DistMatrix::from_host(&cluster, a.as_ref(), 6).unwrap();
+        let anorm = d.norm_one(&cluster).unwrap();
+        assert!((anorm - one_norm(&a)).abs() <= 1e-12 * anorm, "‖A‖₁ {anorm} against {}", one_norm(&a));
+        cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+        let est = gpumat::dist::cholesky_rcond(&cluster, &d, anorm).unwrap();
+        let exact = 1.0 / (one_norm(&a) * inverse_one_norm(&a));
+        // The estimate of ‖A⁻¹‖₁ is a lower bound, rarely off by more than 3
+        // (Higham 2002, §15.3): rcond is at least the true one.
+        assert!(
+            est >= exact * (1.0 - 1e-10) && est <= 10.0 * exact,
+            "{} × {}: Cholesky rcond {est:.3e}, exact {exact:.3e}",
+            grid.p,
+            grid.q
+        );
+
+        let g = common::random(&mut common::rng(31), n, n);
+        let a = Mat::from_fn(n, n, |i, j| g[i + j * n] * if j == 7 { 1e-5 } else { 1.0 });
+        let mut d = DistMatrix::from_host(&cluster, a.as_ref(), 6).unwrap();
+        let anorm = d.norm_one(&cluster).unwrap();
+        let ipiv = lu(&cluster, &mut d, DistParams::default()).unwrap();
+        let est = gpumat::dist::lu_rcond(&cluster, &d, &ipiv, anorm).unwrap();
+        let exact = 1.0 / (one_norm(&a) * inverse_one_norm(&a));
+        assert!(
+            est >= exact * (1.0 - 1e-10) && est <= 10.0 * exact,
+            "{} × {}: LU rcond {est:.3e}, exact {exact:.3e}",
+            grid.p,
+            grid.q
+        );
+
+        // Aᵀ·X = B with the same factor.
+        let b = Mat::from_fn(n, 2, |i, j| (i + 2 * j) as f64 - 20.0);
+        let x = gpumat::dist::lu_solve_transposed(&cluster, &d, &ipiv, b.as_ref()).unwrap();
+        let at = a.transpose().to_owned();
+        let err = solve_backward_error(&at, &x, &b);
+        let bound = 4.0 * n as f64 * f64::EPSILON / 2.0;
+        assert!(err <= bound, "{} × {}: Aᵀ solve's backward error {err:.2e} > {bound:.2e}", grid.p, grid.q);
+    });
+}
+
+#[test]
+fn empty_matrices_factor_to_nothing() {
+    let cluster = Cluster::cpu(Grid::new(2, 2).unwrap());
+    let a = Mat::<f64>::zeros(0, 0);
+    let mut d = DistMatrix::from_host(&cluster, a.as_ref(), 4).unwrap();
+    cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+    assert!(lu(&cluster, &mut d, DistParams::default()).unwrap().is_empty());
+    let x = cholesky_solve(&cluster, &d, Mat::<f64>::zeros(0, 1).as_ref()).unwrap();
+    assert_eq!((x.nrows(), x.ncols()), (0, 1));
 }

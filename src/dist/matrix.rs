@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use super::cluster::Cluster;
 use super::comm::Communicator;
 use super::grid::Cyclic;
-use crate::backend::{Backend, Block, DeviceBuffer, View};
+use crate::backend::{Backend, Block, DeviceBuffer, Norm, View};
 use crate::{Error, Result, Scalar};
 
 /// An `m × n` matrix in `nb × nb` blocks, block `(I, J)` on rank
@@ -95,6 +95,38 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
             Some((j, i, value)) => Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value }),
             None => Ok(()),
         }
+    }
+
+    /// `‖A‖₁`, the largest column sum of magnitudes, for the condition
+    /// estimates. With one process row each rank's columns are whole and
+    /// the backend reduces them in place; with several the column sums are
+    /// added on the host, each rank's array read back once.
+    pub fn norm_one<C: Communicator<B>>(&self, cluster: &Cluster<B, C>) -> Result<f64> {
+        self.check_cluster(cluster)?;
+        let (rows, cols) = (self.rows, self.cols);
+        let whole = |rank: &super::Rank<B, C>| {
+            let ml = rows.local_len(rank.pr);
+            Block { offset: 0, rows: ml, cols: cols.local_len(rank.pc), ld: ml.max(1) }
+        };
+        if rows.procs == 1 {
+            let norms = cluster.run(self.local.iter().collect(), |rank, buf| {
+                Ok(rank.be.norm(Norm::One, View::new(buf, whole(rank))?)?.to_f64())
+            })?;
+            return Ok(norms.into_iter().fold(0.0, f64::max));
+        }
+        let sums = cluster.run(self.local.iter().collect(), |rank, buf| {
+            let mut host = vec![T::ZERO; buf.len()];
+            rank.be.download(buf, &mut host)?;
+            let ml = rows.local_len(rank.pr).max(1);
+            Ok(host.chunks(ml).map(|c| c.iter().map(|x| x.to_f64().abs()).sum::<f64>()).collect::<Vec<f64>>())
+        })?;
+        let mut total = vec![0.0; cols.len];
+        for (rank, local) in cluster.ranks().iter().zip(sums) {
+            for (l, s) in local.into_iter().enumerate().take(cols.local_len(rank.pc)) {
+                total[cols.to_global(rank.pc, l)] += s;
+            }
+        }
+        Ok(total.into_iter().fold(0.0, f64::max))
     }
 
     pub fn nrows(&self) -> usize {

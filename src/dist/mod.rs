@@ -27,4 +27,4 @@ pub use grid::{Cyclic, Grid};
 pub use lu::{lu, permute_rows};
 pub use matrix::DistMatrix;
 pub use nccl::Nccl;
-pub use solve::{cholesky_solve, lu_solve};
+pub use solve::{cholesky_rcond, cholesky_solve, lu_rcond, lu_solve, lu_solve_transposed};

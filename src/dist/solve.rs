@@ -1,13 +1,14 @@
-//! Solving with a distributed factor: block triangular solves, one block
-//! of the solution per step, the right-hand sides replicated along the
-//! process rows (or columns) and each step's update sent by broadcast.
+//! Solving with a distributed factor, and its condition: block triangular
+//! solves, one block of the solution per step, the right-hand sides
+//! replicated along the process rows (or columns) and each step's update
+//! sent by broadcast.
 //!
-//! The forward solve with `L` and the backward solve with `U` hold the
-//! right-hand sides by process row, the rows their blocks of `L`/`U` touch;
-//! the backward solve with `Lᵀ` holds them by process column, since
-//! `Lᵀ`'s blocks above the diagonal are `L`'s blocks left of it. The
-//! right-hand sides (`n × nrhs`, small beside the factor) pass through the
-//! host between the two.
+//! A solve with a triangle by its block columns (`L·Y = B`, `U·X = Y`)
+//! holds the right-hand sides by process row, the rows those blocks touch;
+//! a solve with a transposed triangle (`Lᵀ`, `Uᵀ`) uses the triangle's
+//! block rows and holds them by process column. The right-hand sides
+//! (`n × nrhs`, small beside the factor) pass through the host between two
+//! solves.
 
 use faer::{Mat, MatRef};
 
@@ -17,6 +18,7 @@ use super::grid::Cyclic;
 use super::lu::permute_rows;
 use super::matrix::DistMatrix;
 use crate::backend::{Backend, Block, Diag, Op, Side, View, ViewMut};
+use crate::factor::condition::inverse_one_norm;
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -27,8 +29,8 @@ pub fn cholesky_solve<B: Backend, C: Communicator<B>, T: Scalar>(
     b: MatRef<'_, T>,
 ) -> Result<Mat<T>> {
     check(cluster, factor, b.nrows())?;
-    let y = sweep(cluster, factor, b.to_owned(), Sweep::Forward(Diag::NonUnit))?;
-    sweep(cluster, factor, y, Sweep::BackwardTransposed)
+    let y = sweep(cluster, factor, b.to_owned(), Sweep::L)?;
+    sweep(cluster, factor, y, Sweep::Lt)
 }
 
 /// `X` with `A·X = B`, `P·A = L·U` factored by [`super::lu`] with pivots
@@ -39,14 +41,91 @@ pub fn lu_solve<B: Backend, C: Communicator<B>, T: Scalar>(
     ipiv: &[i32],
     b: MatRef<'_, T>,
 ) -> Result<Mat<T>> {
+    lu_solve_op(cluster, factor, ipiv, b, false)
+}
+
+/// `X` with `Aᵀ·X = B`, as [`lu_solve`].
+pub fn lu_solve_transposed<B: Backend, C: Communicator<B>, T: Scalar>(
+    cluster: &Cluster<B, C>,
+    factor: &DistMatrix<B, T>,
+    ipiv: &[i32],
+    b: MatRef<'_, T>,
+) -> Result<Mat<T>> {
+    lu_solve_op(cluster, factor, ipiv, b, true)
+}
+
+fn lu_solve_op<B: Backend, C: Communicator<B>, T: Scalar>(
+    cluster: &Cluster<B, C>,
+    factor: &DistMatrix<B, T>,
+    ipiv: &[i32],
+    b: MatRef<'_, T>,
+    transposed: bool,
+) -> Result<Mat<T>> {
     check(cluster, factor, b.nrows())?;
     if ipiv.len() != factor.rows.len {
         return Err(Error::dims("dist::lu_solve", format!("{} pivots for order {}", ipiv.len(), factor.rows.len)));
     }
+    if transposed {
+        // Aᵀ = Uᵀ·Lᵀ·P: the interchanges last, in reverse order.
+        let y = sweep(cluster, factor, b.to_owned(), Sweep::Ut)?;
+        let mut x = sweep(cluster, factor, y, Sweep::UnitLt)?;
+        for (i, &p) in ipiv.iter().enumerate().rev() {
+            let p = usize::try_from(p - 1).ok().filter(|&p| p < x.nrows()).ok_or_else(|| {
+                Error::InvalidArgument(format!("pivot {p} of row {} is outside the {} rows", i + 1, x.nrows()))
+            })?;
+            if p != i {
+                for j in 0..x.ncols() {
+                    let t = x[(i, j)];
+                    x[(i, j)] = x[(p, j)];
+                    x[(p, j)] = t;
+                }
+            }
+        }
+        return Ok(x);
+    }
     let mut pb = b.to_owned();
     permute_rows(ipiv, &mut pb)?;
-    let y = sweep(cluster, factor, pb, Sweep::Forward(Diag::Unit))?;
-    sweep(cluster, factor, y, Sweep::Backward)
+    let y = sweep(cluster, factor, pb, Sweep::UnitL)?;
+    sweep(cluster, factor, y, Sweep::U)
+}
+
+/// The reciprocal condition number `1 / (‖A‖₁·‖A⁻¹‖₁)` of the matrix whose
+/// Cholesky factor is `factor`, `‖A⁻¹‖₁` estimated from solves (Hager
+/// 1984, Higham 1988) as LAPACK's `dpocon`; `anorm` is `‖A‖₁`, taken
+/// before factoring ([`DistMatrix::norm_one`]).
+pub fn cholesky_rcond<B: Backend, C: Communicator<B>, T: Scalar>(
+    cluster: &Cluster<B, C>,
+    factor: &DistMatrix<B, T>,
+    anorm: f64,
+) -> Result<f64> {
+    let n = factor.rows.len;
+    let inverse = inverse_one_norm(n, |x, _| solve_vector(x, |b| cholesky_solve(cluster, factor, b)))?;
+    Ok(reciprocal(anorm, inverse))
+}
+
+/// [`cholesky_rcond`] for an LU factor (LAPACK's `dgecon`).
+pub fn lu_rcond<B: Backend, C: Communicator<B>, T: Scalar>(
+    cluster: &Cluster<B, C>,
+    factor: &DistMatrix<B, T>,
+    ipiv: &[i32],
+    anorm: f64,
+) -> Result<f64> {
+    let n = factor.rows.len;
+    let inverse =
+        inverse_one_norm(n, |x, transposed| solve_vector(x, |b| lu_solve_op(cluster, factor, ipiv, b, transposed)))?;
+    Ok(reciprocal(anorm, inverse))
+}
+
+fn reciprocal(anorm: f64, inverse: f64) -> f64 {
+    if anorm == 0.0 || inverse.is_infinite() { 0.0 } else { 1.0 / (anorm * inverse) }
+}
+
+/// Overwrites the host vector `x` with `solve(x)`, through `T`.
+fn solve_vector<T: Scalar>(x: &mut [f64], solve: impl FnOnce(MatRef<'_, T>) -> Result<Mat<T>>) -> Result<()> {
+    let b = Mat::from_fn(x.len(), 1, |i, _| T::from_f64(x[i]));
+    let y = solve(b.as_ref())?;
+    x.iter_mut().enumerate().for_each(|(i, v)| *v = y[(i, 0)].to_f64());
+    Ok(())
 }
 
 fn check<B: Backend, C: Communicator<B>, T: Scalar>(
@@ -64,15 +143,42 @@ fn check<B: Backend, C: Communicator<B>, T: Scalar>(
     Ok(())
 }
 
-/// One triangular solve.
+/// One triangular solve with the factor's lower (`L`) or upper (`U`)
+/// triangle, or their transposes.
 #[derive(Clone, Copy)]
 enum Sweep {
-    /// `L·Y = B`, first block first.
-    Forward(Diag),
-    /// `U·X = Y` (the upper triangle), last block first.
-    Backward,
-    /// `Lᵀ·X = Y`, last block first.
-    BackwardTransposed,
+    L,
+    UnitL,
+    U,
+    Lt,
+    UnitLt,
+    Ut,
+}
+
+impl Sweep {
+    fn triangle(self) -> Uplo {
+        match self {
+            Sweep::L | Sweep::UnitL | Sweep::Lt | Sweep::UnitLt => Uplo::Lower,
+            Sweep::U | Sweep::Ut => Uplo::Upper,
+        }
+    }
+
+    fn diag(self) -> Diag {
+        match self {
+            Sweep::UnitL | Sweep::UnitLt => Diag::Unit,
+            _ => Diag::NonUnit,
+        }
+    }
+
+    /// By the triangle's block rows (its transpose's block columns).
+    fn transposed(self) -> bool {
+        matches!(self, Sweep::Lt | Sweep::UnitLt | Sweep::Ut)
+    }
+
+    /// First block first (the solved triangle is lower).
+    fn ascending(self) -> bool {
+        matches!(self, Sweep::L | Sweep::UnitL | Sweep::Ut)
+    }
 }
 
 /// Runs one sweep on every rank and returns the solution on the host.
@@ -83,8 +189,7 @@ fn sweep<B: Backend, C: Communicator<B>, T: Scalar>(
     kind: Sweep,
 ) -> Result<Mat<T>> {
     let (rows, cols) = (f.rows, f.cols);
-    // By process row, or by process column for `Lᵀ`.
-    let by_cols = matches!(kind, Sweep::BackwardTransposed);
+    let by_cols = kind.transposed();
     let b = &b;
     let parts = cluster.run(f.local.iter().collect(), |rank, buf| {
         let (dim, proc) = if by_cols { (cols, rank.pc) } else { (rows, rank.pr) };
@@ -114,6 +219,10 @@ fn sweep<B: Backend, C: Communicator<B>, T: Scalar>(
     Ok(x)
 }
 
+/// One rank's part of a sweep. Step `k`: the diagonal's rank solves for
+/// block `k`; it goes to the ranks that hold that block of the solution
+/// and to those that hold the triangle's blocks it multiplies, which send
+/// their products along to the ranks that subtract them.
 fn sweep_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     rank: &Rank<B, C>,
     rows: Cyclic,
@@ -124,94 +233,67 @@ fn sweep_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     kind: Sweep,
 ) -> Result<()> {
     let be = &rank.be;
-    let (p, q, nb) = (rows.procs, cols.procs, rows.nb);
+    let nb = rows.nb;
     let (pr, pc) = (rank.pr, rank.pc);
     let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
     let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
-    let ylen = if matches!(kind, Sweep::BackwardTransposed) { nl } else { ml };
+    // In column space the roles of process rows and columns swap.
+    let t_ = kind.transposed();
+    let (mine, other) = if t_ { (&rank.col, &rank.row) } else { (&rank.row, &rank.col) };
+    let (dim, across) = if t_ { (cols, rows) } else { (rows, cols) };
+    let (me, me_across) = if t_ { (pc, pr) } else { (pr, pc) };
+    let ylen = dim.local_len(me);
     let yblock = Block { offset: 0, rows: ylen, cols: nrhs, ld: ylen.max(1) };
     let mut t = be.alloc::<T>(nb * nrhs)?;
     let mut w = be.alloc::<T>(ml.max(nl) * nrhs)?;
-    let blocks: Vec<usize> = match kind {
-        Sweep::Forward(_) => (0..rows.blocks()).collect(),
-        _ => (0..rows.blocks()).rev().collect(),
-    };
+    let (op, gemm_op) = if t_ { (Op::Trans, Op::Trans) } else { (Op::NoTrans, Op::NoTrans) };
+    let blocks: Vec<usize> =
+        if kind.ascending() { (0..rows.blocks()).collect() } else { (0..rows.blocks()).rev().collect() };
     for k in blocks {
         let kb = rows.block_len(k);
-        let (rk, ck) = (k % p, k % q);
+        // The diagonal's rank: `k`'s owner along the solution's dimension
+        // and across it.
+        let (owner, owner_across) = (dim.owner(k), across.owner(k));
         let (lr, lc) = (rows.local_start(k, pr), cols.local_start(k, pc));
-        let diag = (pr, pc) == (rk, ck);
-        // This block of the solution, on the diagonal's rank.
-        let (own, uplo, op, unit) = match kind {
-            Sweep::Forward(unit) => (lr, Uplo::Lower, Op::NoTrans, unit),
-            Sweep::Backward => (lr, Uplo::Upper, Op::NoTrans, Diag::NonUnit),
-            Sweep::BackwardTransposed => (lc, Uplo::Lower, Op::Trans, Diag::NonUnit),
-        };
-        if diag {
+        let own = dim.local_start(k, me);
+        if (me, me_across) == (owner, owner_across) {
             be.copy(View::new(y, yblock.sub(own, 0, kb, nrhs)?)?, ViewMut::dense(&mut t, kb, nrhs)?)?;
             let akk = View::new(factor, whole.sub(lr, lc, kb, kb)?)?;
-            be.trsm(Side::Left, uplo, op, unit, T::ONE, akk, ViewMut::dense(&mut t, kb, nrhs)?)?;
+            be.trsm(Side::Left, kind.triangle(), op, kind.diag(), T::ONE, akk, ViewMut::dense(&mut t, kb, nrhs)?)?;
         }
-        if by_rows(kind) {
-            // x_k to the diagonal's process row (its copy of y) and column
-            // (which holds the blocks that x_k multiplies).
-            if pr == rk {
-                rank.row.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, ck)?;
-                be.copy(View::dense(&t, kb, nrhs)?, ViewMut::new(y, yblock.sub(lr, 0, kb, nrhs)?)?)?;
-            }
-            let (first, len) = match kind {
-                Sweep::Forward(_) => (rows.local_start(k + 1, pr), ml - rows.local_start(k + 1, pr)),
-                _ => (0, lr),
-            };
-            if pc == ck {
-                rank.col.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, rk)?;
-                if len > 0 {
-                    let a = View::new(factor, whole.sub(first, lc, len, kb)?)?;
-                    be.gemm(
-                        T::ONE,
-                        a,
-                        Op::NoTrans,
-                        View::dense(&t, kb, nrhs)?,
-                        Op::NoTrans,
-                        T::ZERO,
-                        ViewMut::dense(&mut w, len, nrhs)?,
-                    )?;
-                }
-            }
-            if len > 0 {
-                rank.row.broadcast(be, ViewMut::dense(&mut w, len, nrhs)?, ck)?;
-                be.axpy(-T::ONE, View::dense(&w, len, nrhs)?, ViewMut::new(y, yblock.sub(first, 0, len, nrhs)?)?)?;
-            }
+        // x_k to the ranks that hold block k of the solution, and to those
+        // that hold the triangle's blocks beside the diagonal.
+        if me == owner {
+            mine.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, owner_across)?;
+            be.copy(View::dense(&t, kb, nrhs)?, ViewMut::new(y, yblock.sub(own, 0, kb, nrhs)?)?)?;
+        }
+        // The part of the solution those blocks update.
+        let (first, len) = if kind.ascending() {
+            let after = dim.local_start(k + 1, me);
+            (after, ylen - after)
         } else {
-            if pc == ck {
-                rank.col.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, rk)?;
-                be.copy(View::dense(&t, kb, nrhs)?, ViewMut::new(y, yblock.sub(lc, 0, kb, nrhs)?)?)?;
-            }
-            let len = lc;
-            if pr == rk {
-                rank.row.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, ck)?;
-                if len > 0 {
-                    let a = View::new(factor, whole.sub(lr, 0, kb, len)?)?;
-                    be.gemm(
-                        T::ONE,
-                        a,
-                        Op::Trans,
-                        View::dense(&t, kb, nrhs)?,
-                        Op::NoTrans,
-                        T::ZERO,
-                        ViewMut::dense(&mut w, len, nrhs)?,
-                    )?;
-                }
-            }
+            (0, own)
+        };
+        if me_across == owner_across {
+            other.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, owner)?;
             if len > 0 {
-                rank.col.broadcast(be, ViewMut::dense(&mut w, len, nrhs)?, rk)?;
-                be.axpy(-T::ONE, View::dense(&w, len, nrhs)?, ViewMut::new(y, yblock.sub(0, 0, len, nrhs)?)?)?;
+                let a = if t_ { whole.sub(lr, first, kb, len)? } else { whole.sub(first, lc, len, kb)? };
+                let a = View::new(factor, a)?;
+                be.gemm(
+                    T::ONE,
+                    a,
+                    gemm_op,
+                    View::dense(&t, kb, nrhs)?,
+                    Op::NoTrans,
+                    T::ZERO,
+                    ViewMut::dense(&mut w, len, nrhs)?,
+                )?;
             }
+        }
+        if len > 0 {
+            mine.broadcast(be, ViewMut::dense(&mut w, len, nrhs)?, owner_across)?;
+            be.axpy(-T::ONE, View::dense(&w, len, nrhs)?, ViewMut::new(y, yblock.sub(first, 0, len, nrhs)?)?)?;
         }
     }
     Ok(())
-}
-
-fn by_rows(kind: Sweep) -> bool {
-    !matches!(kind, Sweep::BackwardTransposed)
 }
