@@ -340,3 +340,28 @@ fn empty_matrices_factor_to_nothing() {
     let x = cholesky_solve(&cluster, &d, Mat::<f64>::zeros(0, 1).as_ref()).unwrap();
     assert_eq!((x.nrows(), x.ncols()), (0, 1));
 }
+
+#[test]
+fn single_precision_factors_to_its_own_unit_roundoff() {
+    on_each_grid!(|cluster| {
+        let grid = cluster.grid();
+        let n = 33;
+        let a = spd(n, 4);
+        let a32 = Mat::from_fn(n, n, |i, j| a[(i, j)] as f32);
+        let a64 = Mat::from_fn(n, n, |i, j| f64::from(a32[(i, j)]));
+        let mut d = DistMatrix::from_host(&cluster, a32.as_ref(), 4).unwrap();
+        cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+        let l = d.to_host(&cluster).unwrap();
+        let l64 = Mat::from_fn(n, n, |i, j| f64::from(l[(i, j)]));
+        let err = cholesky_backward_error(&a64, &l64);
+        let bound = 4.0 * n as f64 * f64::from(f32::EPSILON) / 2.0;
+        assert!(err <= bound, "{} × {}: f32 ‖A − LLᵀ‖/‖A‖ = {err:.2e} > {bound:.2e}", grid.p, grid.q);
+
+        let mut d = DistMatrix::from_host(&cluster, a32.as_ref(), 4).unwrap();
+        let ipiv = lu(&cluster, &mut d, DistParams::default()).unwrap();
+        let f = d.to_host(&cluster).unwrap();
+        let f64_ = Mat::from_fn(n, n, |i, j| f64::from(f[(i, j)]));
+        let err = lu_backward_error(&a64, &f64_, &ipiv);
+        assert!(err <= 2.0 * bound, "{} × {}: f32 ‖PA − LU‖/‖A‖ = {err:.2e}", grid.p, grid.q);
+    });
+}
