@@ -365,3 +365,58 @@ fn single_precision_factors_to_its_own_unit_roundoff() {
         assert!(err <= 2.0 * bound, "{} × {}: f32 ‖PA − LU‖/‖A‖ = {err:.2e}", grid.p, grid.q);
     });
 }
+
+#[test]
+fn lower_storage_factors_and_solves_in_about_half_the_memory() {
+    on_each_grid!(|cluster| {
+        let grid = cluster.grid();
+        for (n, nb) in [(64, 8), (45, 8), (23, 4), (1, 4)] {
+            let at = format!("{} × {} grid, n = {n}, nb = {nb}", grid.p, grid.q);
+            let a = spd(n, 40 + n as u64);
+            let full = DistMatrix::from_host(&cluster, a.as_ref(), nb).unwrap();
+            let mut d = DistMatrix::symmetric_from_host(&cluster, a.as_ref(), nb).unwrap();
+            assert_eq!(d.storage(), gpumat::dist::Storage::Lower);
+            // Half the blocks and the diagonal ones: (nblocks + 1) / (2·nblocks).
+            let blocks = n.div_ceil(nb) as f64;
+            let ratio = d.local_bytes() as f64 / full.local_bytes() as f64;
+            if n >= 32 && grid.size() <= 2 {
+                assert!(
+                    ratio <= (blocks + 1.0) / (2.0 * blocks) + 0.15,
+                    "{at}: lower storage takes {ratio:.2} of full"
+                );
+            }
+            let anorm = d.norm_one(&cluster).unwrap();
+            assert!((anorm - one_norm(&a)).abs() <= 1e-12 * anorm, "{at}: ‖A‖₁ {anorm} against {}", one_norm(&a));
+            cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+            let l = d.to_host(&cluster).unwrap();
+            let err = cholesky_backward_error(&a, &l);
+            let bound = 4.0 * n as f64 * f64::EPSILON / 2.0;
+            assert!(err <= bound, "{at}: ‖A − LLᵀ‖/‖A‖ = {err:.2e} > {bound:.2e}");
+            let b = Mat::from_fn(n, 2, |i, j| (i + 3 * j) as f64 - 7.0);
+            let x = cholesky_solve(&cluster, &d, b.as_ref()).unwrap();
+            let err = solve_backward_error(&a, &x, &b);
+            assert!(err <= bound, "{at}: solve's backward error {err:.2e} > {bound:.2e}");
+            let est = gpumat::dist::cholesky_rcond(&cluster, &d, anorm).unwrap();
+            let exact = 1.0 / (one_norm(&a) * inverse_one_norm(&a));
+            assert!(est >= exact * (1.0 - 1e-10) && est <= 10.0 * exact, "{at}: rcond {est:.3e}, exact {exact:.3e}");
+            // LU needs every block.
+            assert!(matches!(lu(&cluster, &mut d, DistParams::default()), Err(Error::InvalidArgument(_))));
+        }
+        // NaN in a stored block is found with its place; an indefinite
+        // matrix names its first failing column, as in full storage.
+        let mut a = spd(20, 9);
+        a[(15, 6)] = f64::NAN;
+        let mut d = DistMatrix::symmetric_from_host(&cluster, a.as_ref(), 4).unwrap();
+        match cholesky(&cluster, &mut d, DistParams::default()) {
+            Err(Error::NonFinite { row: 16, col: 7, .. }) => {}
+            other => panic!("expected NonFinite at (16, 7), got {other:?}"),
+        }
+        let mut a = spd(20, 9);
+        a[(11, 11)] = -30.0;
+        let mut d = DistMatrix::symmetric_from_host(&cluster, a.as_ref(), 4).unwrap();
+        match cholesky(&cluster, &mut d, DistParams::default()) {
+            Err(Error::NotPositiveDefinite { column }) => assert_eq!(column, 12),
+            other => panic!("expected NotPositiveDefinite at 12, got {other:?}"),
+        }
+    });
+}

@@ -16,6 +16,7 @@
 use super::cluster::{Cluster, Rank};
 use super::comm::Communicator;
 use super::grid::Cyclic;
+use super::local::{Local, Storage};
 use super::matrix::DistMatrix;
 use super::workspace::Workspace;
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
@@ -53,8 +54,9 @@ pub fn cholesky<B: Backend, C: Communicator<B>, T: Scalar>(
         return Err(Error::dims("dist::cholesky", format!("the matrix is {}×{}, not square", a.rows.len, a.cols.len)));
     }
     a.check_finite(cluster, "the matrix")?;
-    let (rows, cols) = (a.rows, a.cols);
-    let failures = cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, rows, cols, buf, params))?;
+    let (rows, cols, storage) = (a.rows, a.cols, a.storage);
+    let failures =
+        cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, (rows, cols, storage), buf, params))?;
     match failures.into_iter().filter(|&c| c > 0).min() {
         Some(column) => Err(Error::NotPositiveDefinite { column }),
         None => Ok(()),
@@ -65,8 +67,7 @@ pub fn cholesky<B: Backend, C: Communicator<B>, T: Scalar>(
 /// not positive, or 0.
 fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     rank: &Rank<B, C>,
-    rows: Cyclic,
-    cols: Cyclic,
+    (rows, cols, storage): (Cyclic, Cyclic, Storage),
     buf: &mut B::Buffer<T>,
     params: DistParams,
 ) -> Result<usize> {
@@ -74,18 +75,27 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let (p, q, nb) = (rows.procs, cols.procs, rows.nb);
     let (pr, pc) = (rank.pr, rank.pc);
     let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
-    let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
+    let stored = Local::new(rows, cols, pr, pc, storage);
     let a = BufferMut::new(buf);
     // Copies of the panel only where it does not lie at hand: its rows
     // for another process column, its transpose for another process row.
-    let mut ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
-    let mut diag = be.alloc::<T>(nb * nb)?;
-    let mut pack = be.alloc::<T>(if p > 1 { nl * nb } else { 0 })?;
-    let mut info = be.alloc::<i32>(1)?;
-    if p * q == 1 {
+    let buffers = (|| {
+        let ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
+        Ok((ws, be.alloc::<T>(nb * nb)?, be.alloc::<T>(if p > 1 { nl * nb } else { 0 })?, be.alloc::<i32>(1)?))
+    })();
+    let (mut ws, mut diag, mut pack, mut info) = rank.agree(buffers)?;
+    if p * q == 1 && !stored.is_packed() {
         // One rank holds the whole matrix: the single-device factorization.
         let mut status = ViewMut::dense(&mut info, 1, 1)?;
-        factor_in_place(be, Uplo::Lower, &a, whole, &mut status, 0, CholeskyParams::for_order(rows.len))?;
+        factor_in_place(
+            be,
+            Uplo::Lower,
+            &a,
+            stored.at(0, 0, ml, nl)?,
+            &mut status,
+            0,
+            CholeskyParams::for_order(rows.len),
+        )?;
         return first_failure(be, &info);
     }
     let local = CholeskyParams::for_order(nb.min(rows.len));
@@ -109,15 +119,15 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         if (pr, pc) == (rk, ck) {
             let mut info = ViewMut::dense(&mut info, 1, 1)?;
             let rows_here = if p == 1 { ml - lr } else { kb };
-            factor_in_place(be, Uplo::Lower, &a, whole.sub(lr, lc, rows_here, kb)?, &mut info, c0, local)?;
+            factor_in_place(be, Uplo::Lower, &a, stored.at(lr, lc, rows_here, kb)?, &mut info, c0, local)?;
         }
         if pc == ck && p > 1 {
             if pr == rk {
-                be.copy(a.view(whole.sub(lr, lc, kb, kb)?)?, ViewMut::dense(&mut diag, kb, kb)?)?;
+                be.copy(a.view(stored.at(lr, lc, kb, kb)?)?, ViewMut::dense(&mut diag, kb, kb)?)?;
             }
             rank.col.broadcast(be, ViewMut::dense(&mut diag, kb, kb)?, rk)?;
             if below > 0 {
-                let l21 = a.view_mut(whole.sub(lr1, lc, below, kb)?)?;
+                let l21 = a.view_mut(stored.at(lr1, lc, below, kb)?)?;
                 be.trsm(Side::Right, Uplo::Lower, Op::Trans, Diag::NonUnit, T::ONE, View::dense(&diag, kb, kb)?, l21)?;
             }
         }
@@ -125,12 +135,12 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         // The panel's rows for this rank's rows, along the process row.
         if q > 1 && below > 0 {
             if pc == ck {
-                be.copy(a.view(whole.sub(lr1, lc, below, kb)?)?, ViewMut::dense(&mut ws.lrow[set], below, kb)?)?;
+                be.copy(a.view(stored.at(lr1, lc, below, kb)?)?, ViewMut::dense(&mut ws.lrow[set], below, kb)?)?;
             }
             rank.row.broadcast(be, ViewMut::dense(&mut ws.lrow[set], below, kb)?, ck)?;
         }
         // With one process column the panel is used where it lies.
-        let panel = |lrow| if q > 1 { View::dense(lrow, below, kb) } else { a.view(whole.sub(lr1, lc, below, kb)?) };
+        let panel = |lrow| if q > 1 { View::dense(lrow, below, kb) } else { a.view(stored.at(lr1, lc, below, kb)?) };
 
         // The panel's rows for this rank's columns (its transpose), down the
         // process column from the process row that holds each block.
@@ -172,7 +182,7 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         be.wait_for(side)?;
         let next =
             if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
-        let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, whole, tile: params.update_tile };
+        let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, stored: stored.clone(), tile: params.update_tile };
         let l = panel(&ws.lrow[set])?;
         // One process row: the rows of L for a block column are in the
         // panel; several: in the transposed copy.
@@ -200,7 +210,7 @@ struct Trailing {
     pc: usize,
     lr1: usize,
     lc1: usize,
-    whole: Block,
+    stored: Local,
     tile: usize,
 }
 
@@ -219,7 +229,8 @@ impl Trailing {
         range: std::ops::Range<usize>,
     ) -> Result<()> {
         let nb = self.cols.nb;
-        let tile = if lt.is_some() { (self.tile / nb).max(1) * nb } else { nb };
+        // Packed, each block column has its own leading dimension.
+        let tile = if lt.is_some() && !self.stored.is_packed() { (self.tile / nb).max(1) * nb } else { nb };
         let (below, kb) = (l.rows(), l.cols());
         let mut c = range.start;
         while c < range.end {
@@ -231,7 +242,7 @@ impl Trailing {
                     Some(lt) => lt.sub(c, 0, end - c, kb)?,
                     None => l.sub(r0, 0, end - c, kb)?,
                 };
-                let target = a.view_mut(self.whole.sub(self.lr1 + r0, self.lc1 + c, below - r0, end - c)?)?;
+                let target = a.view_mut(self.stored.at(self.lr1 + r0, self.lc1 + c, below - r0, end - c)?)?;
                 be.gemm(-T::ONE, l.sub(r0, 0, below - r0, kb)?, Op::NoTrans, right, Op::Trans, T::ONE, target)?;
             }
             c = end;

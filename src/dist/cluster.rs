@@ -23,6 +23,22 @@ pub struct Rank<B: Backend, C: Communicator<B>> {
     pub pc: usize,
 }
 
+impl<B: Backend, C: Communicator<B>> Rank<B, C> {
+    /// `outcome`, once every rank has said whether its own succeeded: an
+    /// error on one rank (its workspace did not fit) becomes an error on
+    /// all, before any of them starts a collective the failed one would
+    /// never join.
+    pub(super) fn agree<X>(&self, outcome: Result<X>) -> Result<X> {
+        let failed = if outcome.is_err() { 1.0 } else { 0.0 };
+        let any = self.row.max(&self.be, failed)?;
+        let any = self.col.max(&self.be, any)?;
+        match outcome {
+            Ok(_) if any > 0.0 => Err(Error::Device("another rank could not start the factorization".into())),
+            outcome => outcome,
+        }
+    }
+}
+
 /// The ranks of a `P × Q` grid.
 pub struct Cluster<B: Backend, C: Communicator<B>> {
     grid: Grid,
@@ -131,7 +147,16 @@ impl Cluster<Cuda, Nccl> {
         // other ranks' allocations and NCCL calls while it lasts.
         let tuning = Tuning { graphs: false, ..tuning };
         let backends = devices.iter().map(|&d| Cuda::new(d, tuning)).collect::<Result<Vec<_>>>()?;
-        Self::assemble(grid, backends, Nccl::group)
+        let cluster = Self::assemble(grid, backends, Nccl::group)?;
+        // NCCL allocates its buffers at a communicator's first collective:
+        // let that be now, before the matrix takes the memory, so that it
+        // cannot fail on one rank in the middle of a factorization while the
+        // others wait for it.
+        cluster.run(vec![(); grid.size()], |rank, ()| {
+            rank.row.max(&rank.be, 0.0)?;
+            rank.col.max(&rank.be, 0.0)
+        })?;
+        Ok(cluster)
     }
 
     /// The GPUs of `GPUMAT_DEVICES` (all GPUs when it is unset) in one

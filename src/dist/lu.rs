@@ -18,6 +18,7 @@ use super::DistParams;
 use super::cluster::{Cluster, Rank};
 use super::comm::Communicator;
 use super::grid::Cyclic;
+use super::local::Storage;
 use super::matrix::DistMatrix;
 use super::workspace::Workspace;
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Pivoting, Side, View, ViewMut};
@@ -41,6 +42,9 @@ pub fn lu<B: Backend, C: Communicator<B>, T: Scalar>(
     }
     if i32::try_from(a.rows.len).is_err() {
         return Err(Error::InvalidArgument(format!("order {} does not fit 32-bit pivots", a.rows.len)));
+    }
+    if a.storage != Storage::Full {
+        return Err(Error::InvalidArgument("LU needs every block; the matrix stores its lower blocks alone".into()));
     }
     a.check_finite(cluster, "the matrix")?;
     let (rows, cols) = (a.rows, a.cols);
@@ -99,14 +103,16 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
     let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
     let a = BufferMut::new(buf);
-    // Copies of the panel only where it does not lie at hand: its rows
-    // for another process column, its transpose for another process row.
-    let mut ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
-    let mut diag = be.alloc::<T>(nb * nb)?;
-    // Each step's pivots, relative to the panel's top row (one process row)
-    // or to the gathered panel's rows (several).
-    let mut ipiv = be.alloc::<i32>(n)?;
-    let mut info = be.alloc::<i32>(rows.blocks())?;
+    // Copies of the panel only where it does not lie at hand (its rows
+    // for another process column, `U`'s block row for another process
+    // row), `L11`, each step's pivots (relative to the panel's top row with
+    // one process row, to the gathered panel's rows with several) and each
+    // step's status.
+    let buffers = (|| {
+        let ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
+        Ok((ws, be.alloc::<T>(nb * nb)?, be.alloc::<i32>(n)?, be.alloc::<i32>(rows.blocks())?))
+    })();
+    let (mut ws, mut diag, mut ipiv, mut info) = rank.agree(buffers)?;
     let mut global = vec![0i32; n];
     let local = LuParams::for_order(n);
     if p * q == 1 {

@@ -6,15 +6,21 @@ use rayon::prelude::*;
 use super::cluster::Cluster;
 use super::comm::Communicator;
 use super::grid::Cyclic;
-use crate::backend::{Backend, Block, DeviceBuffer, Norm, View};
+use super::local::{Local, Storage};
+use crate::backend::{Backend, Block, DeviceBuffer, Norm, View, ViewMut};
 use crate::{Error, Result, Scalar};
+
+/// Entries of the host buffer that fills a rank's array: 256 MB of f64.
+const CHUNK: usize = 1 << 25;
 
 /// An `m × n` matrix in `nb × nb` blocks, block `(I, J)` on rank
 /// `(I mod P, J mod Q)`; each rank keeps its blocks in one column-major
-/// array (leading dimension: its local rows).
+/// array (leading dimension: its local rows), or, for a symmetric matrix in
+/// [`Storage::Lower`], only its blocks on and below the diagonal.
 pub struct DistMatrix<B: Backend, T: Scalar> {
     pub(super) rows: Cyclic,
     pub(super) cols: Cyclic,
+    pub(super) storage: Storage,
     /// One array per rank, in rank order.
     pub(super) local: Vec<B::Buffer<T>>,
 }
@@ -28,6 +34,29 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
         nb: usize,
         f: impl Fn(usize, usize) -> T + Sync,
     ) -> Result<Self> {
+        Self::build(cluster, (m, n), nb, Storage::Full, f)
+    }
+
+    /// The symmetric matrix of order `n` whose lower triangle is `f(i, j)`
+    /// (`i ≥ j`), only the blocks on and below the diagonal stored: about
+    /// half the memory of [`from_fn`](Self::from_fn), for Cholesky.
+    pub fn symmetric_from_fn<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        n: usize,
+        nb: usize,
+        f: impl Fn(usize, usize) -> T + Sync,
+    ) -> Result<Self> {
+        // The diagonal blocks' upper entries are stored too: the symmetric ones.
+        Self::build(cluster, (n, n), nb, Storage::Lower, |i, j| if i >= j { f(i, j) } else { f(j, i) })
+    }
+
+    fn build<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        (m, n): (usize, usize),
+        nb: usize,
+        storage: Storage,
+        f: impl Fn(usize, usize) -> T + Sync,
+    ) -> Result<Self> {
         if nb == 0 {
             return Err(Error::InvalidArgument("block size 0".into()));
         }
@@ -35,17 +64,51 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
         let (rows, cols) = (Cyclic::new(m, nb, grid.p), Cyclic::new(n, nb, grid.q));
         let items = vec![(); grid.size()];
         let local = cluster.run(items, |rank, ()| {
-            let (ml, nl) = (rows.local_len(rank.pr), cols.local_len(rank.pc));
-            let mut host = vec![T::ZERO; ml * nl];
-            host.par_chunks_mut(ml.max(1)).enumerate().for_each(|(lj, column)| {
-                let j = cols.to_global(rank.pc, lj);
-                for (li, x) in column.iter_mut().enumerate() {
-                    *x = f(rows.to_global(rank.pr, li), j);
+            let local = Local::new(rows, cols, rank.pr, rank.pc, storage);
+            let mut array = rank.be.alloc::<T>(local.len())?;
+            // The stored columns tile the array in order: fill it a run of
+            // whole columns (about 256 MB) at a time, computed in parallel on
+            // the host, so that no host holds a rank's whole array.
+            let columns = local.stored_columns();
+            let mut start = 0;
+            while start < columns.len() {
+                let offset = columns[start].2;
+                let mut end = start;
+                while end < columns.len() && (end == start || columns[end].2 - offset < CHUNK) {
+                    end += 1;
                 }
-            });
-            rank.be.upload(&host)
+                let len = columns.get(end).map_or(local.len(), |c| c.2) - offset;
+                let mut host = vec![T::ZERO; len];
+                let mut runs: Vec<(usize, usize, &mut [T])> = Vec::with_capacity(end - start);
+                let mut rest = host.as_mut_slice();
+                for &(j, first, _) in &columns[start..end] {
+                    let (column, tail) = rest.split_at_mut(local.rows - first);
+                    runs.push((j, first, column));
+                    rest = tail;
+                }
+                runs.into_par_iter().for_each(|(lj, first, column)| {
+                    let j = cols.to_global(rank.pc, lj);
+                    // A column's local rows are runs of consecutive global
+                    // rows, one per block.
+                    let mut k = 0;
+                    while k < column.len() {
+                        let li = first + k;
+                        let run = (rows.nb - li % rows.nb).min(column.len() - k);
+                        let i0 = rows.to_global(rank.pr, li);
+                        for (d, x) in column[k..k + run].iter_mut().enumerate() {
+                            *x = f(i0 + d, j);
+                        }
+                        k += run;
+                    }
+                });
+                let part = rank.be.upload(&host)?;
+                let at = Block { offset, rows: len, cols: 1, ld: len.max(1) };
+                rank.be.copy(View::dense(&part, len, 1)?, ViewMut::new(&mut array, at)?)?;
+                start = end;
+            }
+            Ok(array)
         })?;
-        Ok(DistMatrix { rows, cols, local })
+        Ok(DistMatrix { rows, cols, storage, local })
     }
 
     /// `a` dealt over the cluster in blocks of `nb`.
@@ -53,8 +116,37 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
         Self::from_fn(cluster, (a.nrows(), a.ncols()), nb, |i, j| a[(i, j)])
     }
 
-    /// The whole matrix on the host.
-    pub fn to_host<C: Communicator<B>>(&self, cluster: &Cluster<B, C>) -> Result<Mat<T>> {
+    /// The symmetric `a`, from its lower triangle, in [`Storage::Lower`].
+    pub fn symmetric_from_host<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        a: MatRef<'_, T>,
+        nb: usize,
+    ) -> Result<Self> {
+        if a.nrows() != a.ncols() {
+            return Err(Error::dims(
+                "symmetric_from_host",
+                format!("the matrix is {}×{}, not square", a.nrows(), a.ncols()),
+            ));
+        }
+        Self::symmetric_from_fn(cluster, a.nrows(), nb, |i, j| a[(i, j)])
+    }
+
+    /// Rank `(pr, pc)`'s array.
+    pub(super) fn local_of(&self, pr: usize, pc: usize) -> Local {
+        Local::new(self.rows, self.cols, pr, pc, self.storage)
+    }
+
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    /// Each rank's stored entries: `(global row, global column, value)`
+    /// visited on the host, rank by rank. Reads every array back.
+    fn for_each_stored<C: Communicator<B>>(
+        &self,
+        cluster: &Cluster<B, C>,
+        mut visit: impl FnMut(usize, usize, T),
+    ) -> Result<()> {
         self.check_cluster(cluster)?;
         let (rows, cols) = (self.rows, self.cols);
         let locals = cluster.run(self.local.iter().collect(), |rank, buf| {
@@ -62,16 +154,28 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
             rank.be.download(buf, &mut host)?;
             Ok(host)
         })?;
-        let mut a = Mat::zeros(rows.len, cols.len);
         for (rank, host) in cluster.ranks().iter().zip(locals) {
-            let ml = rows.local_len(rank.pr);
-            for lj in 0..cols.local_len(rank.pc) {
+            let local = self.local_of(rank.pr, rank.pc);
+            for (lj, first, offset) in local.stored_columns() {
                 let j = cols.to_global(rank.pc, lj);
-                for li in 0..ml {
-                    a[(rows.to_global(rank.pr, li), j)] = host[lj * ml + li];
+                for li in first..local.rows {
+                    visit(rows.to_global(rank.pr, li), j, host[offset + li - first]);
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The whole matrix on the host; in [`Storage::Lower`], the lower
+    /// triangle (the strict upper one zero).
+    pub fn to_host<C: Communicator<B>>(&self, cluster: &Cluster<B, C>) -> Result<Mat<T>> {
+        let mut a = Mat::zeros(self.rows.len, self.cols.len);
+        let lower = self.storage == Storage::Lower;
+        self.for_each_stored(cluster, |i, j, x| {
+            if !lower || i >= j {
+                a[(i, j)] = x;
+            }
+        })?;
         Ok(a)
     }
 
@@ -82,14 +186,23 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
         self.check_cluster(cluster)?;
         let (rows, cols) = (self.rows, self.cols);
         let found = cluster.run(self.local.iter().collect(), |rank, buf| {
-            let (ml, nl) = (rows.local_len(rank.pr), cols.local_len(rank.pc));
-            let at =
-                rank.be.find_non_finite(View::new(buf, Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) })?)?;
-            let Some((li, lj)) = at else { return Ok(None) };
-            let mut host = vec![T::ZERO; buf.len()];
-            rank.be.download(buf, &mut host)?;
-            let (i, j) = (rows.to_global(rank.pr, li), cols.to_global(rank.pc, lj));
-            Ok(Some((j, i, host[lj * ml + li].to_f64())))
+            let local = self.local_of(rank.pr, rank.pc);
+            // Each stored run of block columns, from its first stored row.
+            let mut first_bad = None;
+            for (j, c) in local.runs(0, local.cols) {
+                let first = local.stored_columns().get(j).map_or(0, |s| s.1);
+                let block = local.at(first, j, local.rows - first, c)?;
+                if let Some((li, lj)) = rank.be.find_non_finite(View::new(buf, block)?)? {
+                    let (li, lj) = (first + li, j + lj);
+                    let (i, gj) = (rows.to_global(rank.pr, li), cols.to_global(rank.pc, lj));
+                    let mut host = vec![T::ZERO; buf.len()];
+                    rank.be.download(buf, &mut host)?;
+                    let value = host[local.at(li, lj, 1, 1)?.offset].to_f64();
+                    first_bad = Some((gj, i, value));
+                    break;
+                }
+            }
+            Ok(first_bad)
         })?;
         match found.into_iter().flatten().min_by_key(|&(j, i, _)| (j, i)) {
             Some((j, i, value)) => Err(Error::NonFinite { what: what.into(), row: i + 1, col: j + 1, value }),
@@ -98,35 +211,33 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
     }
 
     /// `‖A‖₁`, the largest column sum of magnitudes, for the condition
-    /// estimates. With one process row each rank's columns are whole and
-    /// the backend reduces them in place; with several the column sums are
-    /// added on the host, each rank's array read back once.
+    /// estimates. With one process row and every block stored, each rank's
+    /// columns are whole and the backend reduces them in place; otherwise
+    /// the column sums are added on the host (for [`Storage::Lower`], of
+    /// the symmetric matrix), each rank's array read back once.
     pub fn norm_one<C: Communicator<B>>(&self, cluster: &Cluster<B, C>) -> Result<f64> {
         self.check_cluster(cluster)?;
-        let (rows, cols) = (self.rows, self.cols);
-        let whole = |rank: &super::Rank<B, C>| {
-            let ml = rows.local_len(rank.pr);
-            Block { offset: 0, rows: ml, cols: cols.local_len(rank.pc), ld: ml.max(1) }
-        };
-        if rows.procs == 1 {
+        if self.rows.procs == 1 && self.storage == Storage::Full {
             let norms = cluster.run(self.local.iter().collect(), |rank, buf| {
-                Ok(rank.be.norm(Norm::One, View::new(buf, whole(rank))?)?.to_f64())
+                let local = self.local_of(rank.pr, rank.pc);
+                Ok(rank.be.norm(Norm::One, View::new(buf, local.at(0, 0, local.rows, local.cols)?)?)?.to_f64())
             })?;
             return Ok(norms.into_iter().fold(0.0, f64::max));
         }
-        let sums = cluster.run(self.local.iter().collect(), |rank, buf| {
-            let mut host = vec![T::ZERO; buf.len()];
-            rank.be.download(buf, &mut host)?;
-            let ml = rows.local_len(rank.pr).max(1);
-            Ok(host.chunks(ml).map(|c| c.iter().map(|x| x.to_f64().abs()).sum::<f64>()).collect::<Vec<f64>>())
-        })?;
-        let mut total = vec![0.0; cols.len];
-        for (rank, local) in cluster.ranks().iter().zip(sums) {
-            for (l, s) in local.into_iter().enumerate().take(cols.local_len(rank.pc)) {
-                total[cols.to_global(rank.pc, l)] += s;
+        let mut sums = vec![0.0; self.cols.len];
+        let lower = self.storage == Storage::Lower;
+        self.for_each_stored(cluster, |i, j, x| {
+            let x = x.to_f64().abs();
+            if !lower {
+                sums[j] += x;
+            } else if i >= j {
+                sums[j] += x;
+                if i > j {
+                    sums[i] += x;
+                }
             }
-        }
-        Ok(total.into_iter().fold(0.0, f64::max))
+        })?;
+        Ok(sums.into_iter().fold(0.0, f64::max))
     }
 
     pub fn nrows(&self) -> usize {

@@ -15,6 +15,7 @@ use faer::{Mat, MatRef};
 use super::cluster::{Cluster, Rank};
 use super::comm::Communicator;
 use super::grid::Cyclic;
+use super::local::{Local, Storage};
 use super::lu::permute_rows;
 use super::matrix::DistMatrix;
 use crate::backend::{Backend, Block, Diag, Op, Side, View, ViewMut};
@@ -197,7 +198,7 @@ fn sweep<B: Backend, C: Communicator<B>, T: Scalar>(
             .flat_map(|j| (0..dim.local_len(proc)).map(move |l| b[(dim.to_global(proc, l), j)]))
             .collect();
         let mut y = rank.be.upload(&local)?;
-        sweep_rank(rank, rows, cols, buf, &mut y, b.ncols(), kind)?;
+        sweep_rank(rank, (rows, cols, f.storage), buf, &mut y, b.ncols(), kind)?;
         let mut host = vec![T::ZERO; local.len()];
         rank.be.download(&y, &mut host)?;
         Ok(host)
@@ -225,8 +226,7 @@ fn sweep<B: Backend, C: Communicator<B>, T: Scalar>(
 /// their products along to the ranks that subtract them.
 fn sweep_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     rank: &Rank<B, C>,
-    rows: Cyclic,
-    cols: Cyclic,
+    (rows, cols, storage): (Cyclic, Cyclic, Storage),
     factor: &B::Buffer<T>,
     y: &mut B::Buffer<T>,
     nrhs: usize,
@@ -236,7 +236,7 @@ fn sweep_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let nb = rows.nb;
     let (pr, pc) = (rank.pr, rank.pc);
     let (ml, nl) = (rows.local_len(pr), cols.local_len(pc));
-    let whole = Block { offset: 0, rows: ml, cols: nl, ld: ml.max(1) };
+    let stored = Local::new(rows, cols, pr, pc, storage);
     // In column space the roles of process rows and columns swap.
     let t_ = kind.transposed();
     let (mine, other) = if t_ { (&rank.col, &rank.row) } else { (&rank.row, &rank.col) };
@@ -258,7 +258,7 @@ fn sweep_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         let own = dim.local_start(k, me);
         if (me, me_across) == (owner, owner_across) {
             be.copy(View::new(y, yblock.sub(own, 0, kb, nrhs)?)?, ViewMut::dense(&mut t, kb, nrhs)?)?;
-            let akk = View::new(factor, whole.sub(lr, lc, kb, kb)?)?;
+            let akk = View::new(factor, stored.at(lr, lc, kb, kb)?)?;
             be.trsm(Side::Left, kind.triangle(), op, kind.diag(), T::ONE, akk, ViewMut::dense(&mut t, kb, nrhs)?)?;
         }
         // x_k to the ranks that hold block k of the solution, and to those
@@ -276,18 +276,19 @@ fn sweep_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         };
         if me_across == owner_across {
             other.broadcast(be, ViewMut::dense(&mut t, kb, nrhs)?, owner)?;
-            if len > 0 {
-                let a = if t_ { whole.sub(lr, first, kb, len)? } else { whole.sub(first, lc, len, kb)? };
-                let a = View::new(factor, a)?;
-                be.gemm(
-                    T::ONE,
-                    a,
-                    gemm_op,
-                    View::dense(&t, kb, nrhs)?,
-                    Op::NoTrans,
-                    T::ZERO,
-                    ViewMut::dense(&mut w, len, nrhs)?,
-                )?;
+            if len > 0 && t_ {
+                // The triangle's block row, a run of block columns at a time
+                // (each its own array when packed).
+                for (j, c) in stored.runs(first, len) {
+                    let a = View::new(factor, stored.at(lr, j, kb, c)?)?;
+                    let part = Block { offset: j - first, rows: c, cols: nrhs, ld: len };
+                    let t = View::dense(&t, kb, nrhs)?;
+                    be.gemm(T::ONE, a, gemm_op, t, Op::NoTrans, T::ZERO, ViewMut::new(&mut w, part)?)?;
+                }
+            } else if len > 0 {
+                let a = View::new(factor, stored.at(first, lc, len, kb)?)?;
+                let t = View::dense(&t, kb, nrhs)?;
+                be.gemm(T::ONE, a, gemm_op, t, Op::NoTrans, T::ZERO, ViewMut::dense(&mut w, len, nrhs)?)?;
             }
         }
         if len > 0 {

@@ -16,13 +16,14 @@ use faer::Mat;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
 use gpumat::backend::{Backend, DeviceBuffer, Tuning};
 use gpumat::dist::{
-    Cluster, DistMatrix, DistParams, Grid, Nccl, cholesky, cholesky_solve, devices_from_env, lu, lu_solve,
+    Cluster, DistMatrix, DistParams, Grid, Nccl, Storage, cholesky, cholesky_solve, devices_from_env, lu, lu_solve,
 };
 use gpumat::{DeviceLibrary, Error, Result};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use crate::harness::Settings;
+use crate::harness::capacity::is_out_of_memory;
 use crate::harness::results::record;
 use crate::harness::timing::median;
 
@@ -296,7 +297,21 @@ fn enable_peer_access(cluster: &Cluster<Cuda, Nccl>) -> Result<()> {
 
 /// The test matrix dealt over the cluster.
 fn generate(cluster: &Cluster<Cuda, Nccl>, routine: Routine, n: usize) -> Result<DistMatrix<Cuda, f64>> {
-    DistMatrix::from_fn(cluster, (n, n), routine.block_size(), |i, j| routine.entry(n, i, j))
+    generate_stored(cluster, routine, n, Storage::Full)
+}
+
+/// The test matrix in `storage` (`Lower` for Cholesky alone).
+fn generate_stored(
+    cluster: &Cluster<Cuda, Nccl>,
+    routine: Routine,
+    n: usize,
+    storage: Storage,
+) -> Result<DistMatrix<Cuda, f64>> {
+    let entry = |i, j| routine.entry(n, i, j);
+    match storage {
+        Storage::Full => DistMatrix::from_fn(cluster, (n, n), routine.block_size(), entry),
+        Storage::Lower => DistMatrix::symmetric_from_fn(cluster, n, routine.block_size(), entry),
+    }
 }
 
 /// `‖b − A·x‖_∞ / (‖A‖_∞·‖x‖_∞ + ‖b‖_∞)` of a solve with the factor in
@@ -407,8 +422,91 @@ fn grids(g: usize) -> Vec<Grid> {
     grids
 }
 
-pub fn run(settings: &Settings, strong: &[usize]) -> Result<Vec<Value>> {
+/// Bytes one rank needs to factor order `n` in `storage` on `g` GPUs (one
+/// process row): its blocks, the two copies of the panel and a margin for
+/// the libraries' workspaces.
+fn bytes_needed(n: usize, nb: usize, g: usize, storage: Storage) -> f64 {
+    let (n, nb, g) = (n as f64, nb as f64, g as f64);
+    let blocks = match storage {
+        Storage::Full => n * n / g,
+        Storage::Lower => (n * n / 2.0 + n * nb / 2.0) / g,
+    };
+    (blocks + 2.0 * n * nb) * 8.0 + 6e9
+}
+
+/// The largest order the Cholesky factors on all the GPUs (one process row)
+/// in each storage, and its time: the order is the largest multiple of the
+/// block whose [`bytes_needed`] fits the free memory, stepped down by 2 %
+/// while a factorization fails for memory.
+fn capacity(devices: &[usize]) -> Result<Vec<Value>> {
+    let g = devices.len();
+    let nb = Routine::Cholesky.block_size();
+    let (mut rows, mut largest) = (vec![], vec![]);
+    for storage in [Storage::Full, Storage::Lower] {
+        let cluster = Cluster::cuda(Grid::row_of(g)?, devices, Tuning::default())?;
+        let free = cluster.ranks().iter().map(|r| r.be.memory().map(|m| m.0)).collect::<Result<Vec<_>>>()?;
+        let free = free.into_iter().min().unwrap_or(0) as f64;
+        let mut n = nb;
+        while bytes_needed(n + nb, nb, g, storage) <= free {
+            n += nb;
+        }
+        loop {
+            eprintln!("dist: capacity, {storage:?} storage, n = {n} on {g} GPUs");
+            match factor_once(&cluster, n, storage) {
+                Ok((ms, bytes)) => {
+                    rows.push(capacity_row(g, n, storage, ms, bytes, free));
+                    break;
+                }
+                Err(e) if is_out_of_memory(&e) && n > nb => {
+                    eprintln!("dist: n = {n} did not fit ({e})");
+                    n = ((n as f64 * 0.98) as usize / nb).max(1) * nb;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        largest.push(n);
+    }
+    // Lower storage at full storage's largest order: the time of the two
+    // on the same matrix.
+    let cluster = Cluster::cuda(Grid::row_of(g)?, devices, Tuning::default())?;
+    let (ms, bytes) = factor_once(&cluster, largest[0], Storage::Lower)?;
+    let mut row = capacity_row(g, largest[0], Storage::Lower, ms, bytes, f64::NAN);
+    row["op"] = json!(format!("dist cholesky 1x{g} (Lower) at full storage's largest order"));
+    rows.push(row);
+    Ok(rows)
+}
+
+/// Generates the Cholesky test matrix of order `n` in `storage` and times
+/// its factorization; returns the time in ms and the bytes of a rank.
+fn factor_once(cluster: &Cluster<Cuda, Nccl>, n: usize, storage: Storage) -> Result<(f64, usize)> {
+    let mut a = generate_stored(cluster, Routine::Cholesky, n, storage)?;
+    let bytes = a.local_bytes();
+    let start = Instant::now();
+    cholesky(cluster, &mut a, DistParams::default())?;
+    Ok((start.elapsed().as_secs_f64() * 1e3, bytes))
+}
+
+fn capacity_row(g: usize, n: usize, storage: Storage, ms: f64, bytes: usize, free: f64) -> Value {
+    let extra = json!({
+        "gpus": g, "grid": format!("1x{g}"), "storage": format!("{storage:?}"),
+        "gpumat_bytes": bytes as f64, "free_bytes": free, "block_size": Routine::Cholesky.block_size(),
+        "skipped": "cusolverMg not run at capacity",
+    });
+    record(
+        &format!("dist cholesky capacity 1x{g} ({storage:?})"),
+        n,
+        ms,
+        f64::NAN,
+        Some(Routine::Cholesky.flops(n)),
+        extra,
+    )
+}
+
+pub fn run(settings: &Settings, strong: &[usize], with_capacity: bool) -> Result<Vec<Value>> {
     let devices = devices_from_env()?;
+    if with_capacity {
+        return capacity(&devices);
+    }
     let counts: Vec<usize> = (0..).map(|k| 1usize << k).take_while(|&g| g <= devices.len()).collect();
     let mut rows = vec![];
     for routine in [Routine::Cholesky, Routine::Lu] {

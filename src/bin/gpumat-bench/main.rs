@@ -136,6 +136,10 @@ struct Cli {
     /// 4… GPUs).
     #[arg(long, value_delimiter = ',')]
     strong: Vec<usize>,
+    /// `--suite dist`: instead, the largest order the Cholesky factors on
+    /// the GPUs in full and in lower-block storage.
+    #[arg(long)]
+    capacity: bool,
     /// `--suite lp`: HiGHS runs on problems of at most this many rows.
     #[arg(long, default_value_t = 1024)]
     highs_max_rows: usize,
@@ -189,7 +193,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::Swe => swe::run(cuda, &settings)?,
         Suite::Mixed => mixed::run(cuda, &settings)?,
-        Suite::Dist => dist::run(&settings, &cli.strong)?,
+        Suite::Dist => dist::run(&settings, &cli.strong, cli.capacity)?,
         Suite::Lp => unreachable!("the LP suite runs on any device and returned above"),
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();

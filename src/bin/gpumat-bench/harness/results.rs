@@ -74,12 +74,13 @@ const NOTES: &[&str] = &[
     "gpus",
     "efficiency",
     "speedup",
+    "free_bytes",
 ];
 
 /// The words of a record shown in the table's notes, when it has them: why
 /// a size was skipped, which backward error the row reports.
 const WORD_NOTES: &[&str] =
-    &["skipped", "backward_error_kind", "factor_precision", "answer_from", "variant", "highs_best"];
+    &["skipped", "backward_error_kind", "factor_precision", "answer_from", "variant", "highs_best", "storage"];
 
 /// `base` with the fields of `extra` added (an `extra` field of the same
 /// name replaces the base's).
