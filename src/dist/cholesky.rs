@@ -8,7 +8,7 @@
 //! its part of the panel by one broadcast along the row, and each column of
 //! ranks the part that its columns need (the panel's transpose) by
 //! broadcasts down the column; then every rank updates its own trailing
-//! blocks with one `gemm` per slab of columns, no communication. The ranks
+//! blocks with `gemm`s, no communication. The ranks
 //! of block column `k + 1` bring it up to date first, on the main queue, and
 //! go on to step `k + 1` while the side queue does the rest of step `k`'s
 //! update: the next panel and its broadcasts hide behind the update.
@@ -78,10 +78,12 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let stored = Local::new(rows, cols, pr, pc, storage);
     let a = BufferMut::new(buf);
     // Copies of the panel only where it does not lie at hand: its rows
-    // for another process column, its transpose for another process row.
+    // for another process column, its transpose (packed for a broadcast)
+    // and the diagonal block for another process row.
     let buffers = (|| {
         let ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
-        Ok((ws, be.alloc::<T>(nb * nb)?, be.alloc::<T>(if p > 1 { nl * nb } else { 0 })?, be.alloc::<i32>(1)?))
+        let (diag, pack) = if p > 1 { (nb * nb, nl * nb) } else { (0, 0) };
+        Ok((ws, be.alloc::<T>(diag)?, be.alloc::<T>(pack)?, be.alloc::<i32>(1)?))
     })();
     let (mut ws, mut diag, mut pack, mut info) = rank.agree(buffers)?;
     if p * q == 1 && !stored.is_packed() {
@@ -143,25 +145,20 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         let panel = |lrow| if q > 1 { View::dense(lrow, below, kb) } else { a.view(stored.at(lr1, lc, below, kb)?) };
 
         // The panel's rows for this rank's columns (its transpose), down the
-        // process column from the process row that holds each block.
+        // process column from the process row that holds each block. With
+        // one process row the update reads them from the panel itself.
         let blocks: Vec<usize> = (k + 1..cols.blocks()).filter(|j| j % q == pc).collect();
-        for r in 0..p {
+        for r in (0..p).filter(|_| p > 1) {
             let mine: Vec<usize> = blocks.iter().copied().filter(|j| j % p == r).collect();
             let count: usize = mine.iter().map(|&j| cols.block_len(j)).sum();
             if count == 0 {
-                continue;
-            }
-            let src_row = |j| rows.local_start(j, r) - lr1;
-            let dst = |j, len| Block { offset: cols.local_start(j, pc) - lc1, rows: len, cols: kb, ld: right };
-            if p == 1 {
-                // The update reads each block's rows from the panel itself.
                 continue;
             }
             if pr == r {
                 let mut at = 0;
                 for &j in &mine {
                     let len = cols.block_len(j);
-                    let src = panel(&ws.lrow[set])?.sub(src_row(j), 0, len, kb)?;
+                    let src = panel(&ws.lrow[set])?.sub(rows.local_start(j, r) - lr1, 0, len, kb)?;
                     be.copy(src, ViewMut::new(&mut pack, Block { offset: at, rows: len, cols: kb, ld: count })?)?;
                     at += len;
                 }
@@ -171,7 +168,8 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
             for &j in &mine {
                 let len = cols.block_len(j);
                 let src = View::dense(&pack, count, kb)?.sub(at, 0, len, kb)?;
-                be.copy(src, ViewMut::new(&mut ws.lcol[set], dst(j, len))?)?;
+                let dst = Block { offset: cols.local_start(j, pc) - lc1, rows: len, cols: kb, ld: right };
+                be.copy(src, ViewMut::new(&mut ws.lcol[set], dst)?)?;
                 at += len;
             }
         }
@@ -182,7 +180,7 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         be.wait_for(side)?;
         let next =
             if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
-        let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, stored: stored.clone(), tile: params.update_tile };
+        let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, stored: &stored, tile: params.update_tile };
         let l = panel(&ws.lrow[set])?;
         // One process row: the rows of L for a block column are in the
         // panel; several: in the transposed copy.
@@ -203,18 +201,18 @@ fn first_failure<B: Backend>(be: &B, info: &B::Buffer<i32>) -> Result<usize> {
 
 /// The trailing matrix of one step on one rank: local rows from `lr1`,
 /// columns from `lc1`, those below the diagonal.
-struct Trailing {
+struct Trailing<'s> {
     rows: Cyclic,
     cols: Cyclic,
     pr: usize,
     pc: usize,
     lr1: usize,
     lc1: usize,
-    stored: Local,
+    stored: &'s Local,
     tile: usize,
 }
 
-impl Trailing {
+impl Trailing<'_> {
     /// `A −= L·Ltᵀ` on the trailing columns `range` (counted from `lc1`),
     /// in slabs of `tile` columns, each from the first row of its first
     /// block's diagonal down: the rest of the slab is above the diagonal.

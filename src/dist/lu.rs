@@ -170,6 +170,9 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
                 global[s.c0 + i] = to_global(w) as i32 + 1;
             }
             let moves = RowMoves::new(rows, &global[s.c0..s.c0 + kb], s.c0);
+            // The rows move across every column, which the side queue may
+            // still be updating with step k − 1.
+            be.wait_for(side)?;
             // The panel's own columns came back interchanged.
             let ranges: Vec<(usize, usize)> =
                 if pc == s.ck { vec![(0, s.lc), (s.lc + kb, nl - s.lc - kb)] } else { vec![(0, nl)] };

@@ -189,8 +189,9 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
             let local = self.local_of(rank.pr, rank.pc);
             // Each stored run of block columns, from its first stored row.
             let mut first_bad = None;
+            let columns = local.stored_columns();
             for (j, c) in local.runs(0, local.cols) {
-                let first = local.stored_columns().get(j).map_or(0, |s| s.1);
+                let first = columns.get(j).map_or(0, |s| s.1);
                 let block = local.at(first, j, local.rows - first, c)?;
                 if let Some((li, lj)) = rank.be.find_non_finite(View::new(buf, block)?)? {
                     let (li, lj) = (first + li, j + lj);
