@@ -12,6 +12,7 @@ mod lstsq;
 mod lu;
 mod plot;
 mod solve;
+mod solve_dist;
 mod stdout;
 mod swe;
 mod swe_frame;

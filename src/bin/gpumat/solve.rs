@@ -95,33 +95,42 @@ pub enum Refinement {
 #[derive(clap::Args)]
 pub struct Args {
     /// The matrix A (Matrix Market, general or symmetric).
-    a: PathBuf,
+    pub a: PathBuf,
     /// The right-hand sides B, one per column (Matrix Market).
-    b: PathBuf,
+    pub b: PathBuf,
     /// Where to write X (Matrix Market array); stdout when absent.
     #[arg(short, long, value_name = "X.mtx")]
-    output: Option<PathBuf>,
+    pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Method::Auto)]
-    method: Method,
+    pub method: Method,
     /// Pivoting of --method ldlt [default: bk].
     #[arg(long, value_enum)]
-    pivot: Option<Pivot>,
+    pub pivot: Option<Pivot>,
     #[arg(long, value_enum, default_value_t = Storage::Full)]
-    storage: Storage,
+    pub storage: Storage,
     /// Precision of the factorization and solve.
     #[arg(long, value_enum, default_value_t = SolvePrecision::F64)]
-    precision: SolvePrecision,
+    pub precision: SolvePrecision,
     /// Factorization of --precision mixed [default: fp16x3 on a GPU, f32 on
     /// the CPU].
     #[arg(long, value_enum)]
-    factor_precision: Option<FactorPrecision>,
+    pub factor_precision: Option<FactorPrecision>,
     /// Refinement of --precision mixed.
     #[arg(long, value_enum, default_value_t = Refinement::Auto)]
-    refinement: Refinement,
+    pub refinement: Refinement,
     /// Write X even when A is singular to working precision (condition
     /// estimate beyond 1/u), which is otherwise exit code 2.
     #[arg(long)]
-    allow_ill_conditioned: bool,
+    pub allow_ill_conditioned: bool,
+    /// Factor across a P × Q grid of ranks (e.g. 2x2): a GPU each (see
+    /// --devices), or simulated ranks on the CPU. Cholesky or LU, f64;
+    /// --storage rfp keeps the lower blocks alone.
+    #[arg(long, value_name = "PxQ", value_parser = crate::solve_dist::parse_grid)]
+    grid: Option<gpumat::dist::Grid>,
+    /// The GPUs of --grid (ordinals, e.g. 0,1,2,3) [default: GPUMAT_DEVICES,
+    /// else all]; alone, a grid of one row of them.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    devices: Option<Vec<usize>>,
 }
 
 /// A Matrix Market file on `dev` rounded to `T`, converted in place and
@@ -149,6 +158,9 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
     }
     if args.pivot.is_some() && args.method != Method::Ldlt {
         return Err(Failure::Usage("--pivot applies to --method ldlt only".into()));
+    }
+    if args.grid.is_some() || args.devices.is_some() {
+        return crate::solve_dist::run(dev, args, args.grid, args.devices.as_deref());
     }
     if args.precision == SolvePrecision::Mixed {
         return mixed(dev, args);
@@ -210,7 +222,7 @@ pub fn run(dev: &Device, args: &Args) -> crate::exit::Result<()> {
 
 /// Warnings on stderr when `rcond` says that X may be inaccurate (it is
 /// written all the same).
-fn warn_conditioning(rcond: f64, u: f64) {
+pub fn warn_conditioning(rcond: f64, u: f64) {
     if rcond < u {
         eprintln!(
             "solve: warning: A is singular to working precision (1-norm condition estimate {:.2e}); X may have no \
