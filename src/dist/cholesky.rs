@@ -13,6 +13,7 @@
 //! go on to step `k + 1` while the side queue does the rest of step `k`'s
 //! update: the next panel and its broadcasts hide behind the update.
 
+use super::DistParams;
 use super::cluster::{Cluster, Rank};
 use super::comm::Communicator;
 use super::grid::Cyclic;
@@ -23,21 +24,6 @@ use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
 use crate::factor::cholesky::{CholeskyParams, factor_in_place};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
-
-/// Tuning of the distributed factorizations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DistParams {
-    /// Columns per `gemm` of the trailing update (rounded to whole blocks).
-    pub update_tile: usize,
-    /// Look-ahead: the next block column first, on the main queue.
-    pub look_ahead: bool,
-}
-
-impl Default for DistParams {
-    fn default() -> Self {
-        DistParams { update_tile: 1024, look_ahead: true }
-    }
-}
 
 /// Factors the symmetric positive definite `a` in place from its lower
 /// triangle: `L` overwrites the lower triangle; the strict upper triangle is
