@@ -2,14 +2,16 @@
 //! channels, standing in for NCCL so that the distributed algorithms run,
 //! and are tested, on the CPU backend.
 //!
-//! A rank whose thread fails drops its channels; the others then fail at
-//! their next receive from it instead of waiting forever.
+//! A receive waits for its message or for the group to be aborted (a rank
+//! failed), never forever.
 
 use std::any::Any;
-use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use super::comm::{Communicator, contiguous, peer};
+use super::comm::{Communicator, aborted, contiguous, peer};
 use crate::backend::cpu::{read_block, write_block};
 use crate::backend::{Cpu, View, ViewMut};
 use crate::{Elem, Error, Result};
@@ -23,7 +25,12 @@ pub struct Channels {
     to: Vec<Sender<Message>>,
     /// `from[r]` hears rank `r`.
     from: Vec<Mutex<Receiver<Message>>>,
+    /// Set by [`Communicator::abort`], for the whole group.
+    aborted: Arc<AtomicBool>,
 }
+
+/// How often a waiting receive looks whether the group was aborted.
+const POLL: Duration = Duration::from_millis(20);
 
 impl Channels {
     /// The `size` ends of a new group, rank 0 first.
@@ -39,6 +46,7 @@ impl Channels {
                 inbox[s] = Some(rx);
             }
         }
+        let aborted = Arc::new(AtomicBool::new(false));
         senders
             .into_iter()
             .zip(receivers)
@@ -47,11 +55,15 @@ impl Channels {
                 rank,
                 to: to.into_iter().flatten().collect(),
                 from: from.into_iter().flatten().map(Mutex::new).collect(),
+                aborted: aborted.clone(),
             })
             .collect()
     }
 
     fn send<E: Elem>(&self, to: usize, data: Vec<E>) -> Result<()> {
+        if self.aborted.load(Ordering::Acquire) {
+            return Err(aborted());
+        }
         self.to[peer("send", to, self.to.len())?]
             .send(Box::new(data))
             .map_err(|_| Error::Device(format!("rank {to} has stopped")))
@@ -59,7 +71,18 @@ impl Channels {
 
     fn recv<E: Elem>(&self, from: usize) -> Result<Vec<E>> {
         let rx = self.from[peer("receive", from, self.from.len())?].lock().map_err(|_| poisoned())?;
-        let message = rx.recv().map_err(|_| Error::Device(format!("rank {from} stopped before it sent")))?;
+        let message = loop {
+            if self.aborted.load(Ordering::Acquire) {
+                return Err(aborted());
+            }
+            match rx.recv_timeout(POLL) {
+                Ok(message) => break message,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Device(format!("rank {from} stopped before it sent")));
+                }
+            }
+        };
         message.downcast::<Vec<E>>().map(|b| *b).map_err(|_| {
             Error::InvalidArgument(format!("rank {from} sent another type than {} (calls out of order)", E::NAME))
         })
@@ -131,5 +154,9 @@ impl Communicator<Cpu> for Channels {
             best = best.max(self.recv::<f64>(r)?[0]);
         }
         Ok(best)
+    }
+
+    fn abort(&self) {
+        self.aborted.store(true, Ordering::Release);
     }
 }

@@ -41,8 +41,9 @@ pub fn cholesky<B: Backend, C: Communicator<B>, T: Scalar>(
     }
     a.check_finite(cluster, "the matrix")?;
     let (rows, cols, storage) = (a.rows, a.cols, a.storage);
-    let failures =
-        cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, (rows, cols, storage), buf, params))?;
+    let failures = cluster.run_collective(a.local.iter_mut().collect(), |rank, buf| {
+        factor_rank(rank, (rows, cols, storage), buf, params)
+    })?;
     match failures.into_iter().filter(|&c| c > 0).min() {
         Some(column) => Err(Error::NotPositiveDefinite { column }),
         None => Ok(()),

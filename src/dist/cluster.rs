@@ -2,6 +2,10 @@
 //! rank in this process, each driving its own device, as MPI would run one
 //! process per rank.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
 use super::comm::Communicator;
 use super::grid::Grid;
 use super::{Channels, Nccl};
@@ -87,25 +91,57 @@ impl<B: Backend, C: Communicator<B>> Cluster<B, C> {
 
     /// Runs `f` on every rank at once, rank `i` given `items[i]`, one thread
     /// each, and returns the results in rank order, or the first rank's
-    /// error (by rank number).
+    /// error (by rank number). For work without communication: see
+    /// [`run_collective`](Self::run_collective).
     pub fn run<X: Send, R: Send>(
         &self,
         items: Vec<X>,
         f: impl Fn(&Rank<B, C>, X) -> Result<R> + Sync,
     ) -> Result<Vec<R>> {
+        self.spawn(items, f, false)
+    }
+
+    /// [`run`](Self::run) for work whose ranks talk to each other: when a
+    /// rank fails while others are still at work (waiting, maybe, for the
+    /// failed one), the communicators are aborted so that those fail too
+    /// instead of waiting forever, and the failing rank's error is
+    /// returned. The cluster cannot communicate after that; make another.
+    pub fn run_collective<X: Send, R: Send>(
+        &self,
+        items: Vec<X>,
+        f: impl Fn(&Rank<B, C>, X) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        self.spawn(items, f, true)
+    }
+
+    fn spawn<X: Send, R: Send>(
+        &self,
+        items: Vec<X>,
+        f: impl Fn(&Rank<B, C>, X) -> Result<R> + Sync,
+        collective: bool,
+    ) -> Result<Vec<R>> {
         if items.len() != self.ranks.len() {
             return Err(Error::dims("dist::run", format!("{} items for {} ranks", items.len(), self.ranks.len())));
         }
         let f = &f;
-        let results: Vec<Result<R>> = std::thread::scope(|s| {
+        let finished = AtomicUsize::new(0);
+        let first_failure = Mutex::new(None::<usize>);
+        let (finished, first_failure) = (&finished, &first_failure);
+        let mut results: Vec<Result<R>> = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .ranks
                 .iter()
+                .enumerate()
                 .zip(items)
-                .map(|(rank, item)| {
+                .map(|((i, rank), item)| {
                     s.spawn(move || {
-                        rank.be.enter()?;
-                        f(rank, item)
+                        let outcome = rank.be.enter().and_then(|()| f(rank, item));
+                        finished.fetch_add(1, Ordering::AcqRel);
+                        if outcome.is_err() && collective {
+                            first_failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(i);
+                            self.abort_unless_all_finish(finished);
+                        }
+                        outcome
                     })
                 })
                 .collect();
@@ -114,9 +150,36 @@ impl<B: Backend, C: Communicator<B>> Cluster<B, C> {
                 .map(|h| h.join().unwrap_or_else(|_| Err(Error::Device("a rank's thread panicked".into()))))
                 .collect()
         });
+        // The failing rank's error, not the others' "aborted".
+        let failed = *first_failure.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = failed.filter(|&i| results[i].is_err()) {
+            results.swap_remove(i)?;
+        }
         results.into_iter().collect()
     }
+
+    /// After a rank failed: the others get a moment to finish (they all fail
+    /// together when the failure was agreed, as a workspace that does not
+    /// fit); any still at work then may be waiting for the failed rank, and
+    /// the communicators are aborted.
+    fn abort_unless_all_finish(&self, finished: &AtomicUsize) {
+        let deadline = Instant::now() + GRACE;
+        while finished.load(Ordering::Acquire) < self.ranks.len() {
+            if Instant::now() >= deadline {
+                for rank in &self.ranks {
+                    rank.row.abort();
+                    rank.col.abort();
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
+
+/// How long the other ranks may take to finish after one failed, before
+/// the communicators are aborted.
+const GRACE: Duration = Duration::from_secs(2);
 
 impl Cluster<Cpu, Channels> {
     /// `P × Q` ranks simulated on the CPU, threads of this process talking
@@ -152,7 +215,7 @@ impl Cluster<Cuda, Nccl> {
         // let that be now, before the matrix takes the memory, so that it
         // cannot fail on one rank in the middle of a factorization while the
         // others wait for it.
-        cluster.run(vec![(); grid.size()], |rank, ()| {
+        cluster.run_collective(vec![(); grid.size()], |rank, ()| {
             rank.row.max(&rank.be, 0.0)?;
             rank.col.max(&rank.be, 0.0)
         })?;
@@ -201,6 +264,41 @@ mod tests {
             let e = parse_devices(bad).unwrap_err().to_string();
             assert!(e.contains(DEVICES_VAR), "{e}");
         }
+    }
+
+    #[test]
+    fn a_rank_that_fails_does_not_leave_the_others_waiting() {
+        use crate::backend::ViewMut;
+        let cluster = Cluster::cpu(Grid::new(1, 3).unwrap());
+        let start = Instant::now();
+        // Rank 0 fails before its broadcast; ranks 1 and 2 wait for it.
+        let outcome = cluster.run_collective(vec![(); 3], |rank, ()| {
+            if rank.pc == 0 {
+                return Err(Error::InvalidArgument("rank 0 fails".into()));
+            }
+            let mut buf = rank.be.alloc::<f64>(4)?;
+            rank.row.broadcast(&rank.be, ViewMut::dense(&mut buf, 4, 1)?, 0)
+        });
+        match outcome {
+            Err(Error::InvalidArgument(m)) => assert_eq!(m, "rank 0 fails"),
+            other => panic!("expected rank 0's error, got {other:?}"),
+        }
+        assert!(start.elapsed() < GRACE * 3, "took {:?}", start.elapsed());
+        // The communicators are gone: the next collective fails at once.
+        let again = cluster.run_collective(vec![(); 3], |rank, ()| rank.row.max(&rank.be, 1.0));
+        assert!(again.is_err());
+    }
+
+    #[test]
+    fn a_failure_all_ranks_agree_on_keeps_the_cluster() {
+        let cluster = Cluster::cpu(Grid::new(2, 2).unwrap());
+        let outcome = cluster.run_collective(vec![(); 4], |rank, ()| {
+            let mine: Result<()> = if rank.pr == 1 { Err(Error::InvalidArgument("too big".into())) } else { Ok(()) };
+            rank.agree(mine)
+        });
+        assert!(outcome.is_err());
+        let sums = cluster.run_collective(vec![(); 4], |rank, ()| rank.row.max(&rank.be, rank.pc as f64)).unwrap();
+        assert_eq!(sums, vec![1.0; 4]);
     }
 
     #[test]

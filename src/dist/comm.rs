@@ -33,6 +33,17 @@ pub trait Communicator<B: Backend>: Send + Sync {
 
     /// The largest `value` of all ranks, once `be`'s queue has run.
     fn max(&self, be: &B, value: f64) -> Result<f64>;
+
+    /// Ends the group for every rank: calls pending on other ranks (a
+    /// broadcast waiting for a root that failed) and every later call fail
+    /// instead of waiting forever. For the rank whose work failed, on
+    /// behalf of the others.
+    fn abort(&self);
+}
+
+/// The error of a call on an aborted group.
+pub(crate) fn aborted() -> Error {
+    Error::Device("the ranks' communicators were aborted after another rank failed".into())
 }
 
 /// The block's extent in its buffer, if its entries are contiguous.

@@ -48,7 +48,8 @@ pub fn lu<B: Backend, C: Communicator<B>, T: Scalar>(
     }
     a.check_finite(cluster, "the matrix")?;
     let (rows, cols) = (a.rows, a.cols);
-    let results = cluster.run(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, rows, cols, buf, params))?;
+    let results =
+        cluster.run_collective(a.local.iter_mut().collect(), |rank, buf| factor_rank(rank, rows, cols, buf, params))?;
     if let Some(pivot) = results.iter().map(|r| r.0).filter(|&c| c > 0).min() {
         return Err(Error::Singular { pivot });
     }

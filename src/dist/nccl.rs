@@ -9,29 +9,40 @@
 //! [`Nccl::group`]'s `ncclCommInitAll`. Nothing else changes.
 
 use std::ffi::c_void;
+use std::sync::RwLock;
 
 use cudarc::nccl::{result, sys};
 
-use super::comm::{Communicator, contiguous, peer};
+use super::comm::{Communicator, aborted, contiguous, peer};
 use crate::backend::{Backend, Cuda, DeviceBuffer, View, ViewMut};
 use crate::{DeviceLibrary, Elem, Error, Result};
 
 /// One rank's end of an NCCL communicator.
 pub struct Nccl {
-    comm: sys::ncclComm_t,
+    /// `None` once aborted. Calls hold the read lock while they enqueue;
+    /// [`Communicator::abort`] takes the write lock, so no call uses the
+    /// communicator while `ncclCommAbort` frees it.
+    comm: RwLock<Option<Comm>>,
     rank: usize,
     size: usize,
 }
 
-// SAFETY: an NCCL communicator may be used from any one thread at a time;
-// each rank's end is used only by the thread that runs that rank.
-unsafe impl Send for Nccl {}
-unsafe impl Sync for Nccl {}
+/// The raw handle.
+#[derive(Clone, Copy)]
+struct Comm(sys::ncclComm_t);
+
+// SAFETY: an NCCL communicator may be used from any one thread at a time
+// (each rank's end is used by the thread that runs that rank), and aborted
+// from another (`ncclCommAbort` exists for that); the lock orders the two.
+unsafe impl Send for Comm {}
+unsafe impl Sync for Comm {}
 
 impl Drop for Nccl {
     fn drop(&mut self) {
-        // SAFETY: made by `ncclCommInitAll`, destroyed once.
-        let _ = unsafe { result::comm_destroy(self.comm) };
+        if let Some(Comm(comm)) = self.comm.get_mut().ok().and_then(|c| c.take()) {
+            // SAFETY: made by `ncclCommInitAll`, not aborted, destroyed once.
+            let _ = unsafe { result::comm_destroy(comm) };
+        }
     }
 }
 
@@ -55,7 +66,11 @@ impl Nccl {
         // ordinals.
         unsafe { result::comm_init_all(comms.as_mut_ptr(), size as i32, devices.as_ptr()) }
             .map_err(nccl("creating a communicator"))?;
-        Ok(comms.into_iter().enumerate().map(|(rank, comm)| Nccl { comm, rank, size }).collect())
+        Ok(comms
+            .into_iter()
+            .enumerate()
+            .map(|(rank, comm)| Nccl { comm: RwLock::new(Some(Comm(comm))), rank, size })
+            .collect())
     }
 
     /// The device address of entry `offset` of `buf`, and the byte count
@@ -77,7 +92,8 @@ impl Communicator<Cuda> for Nccl {
     fn broadcast<E: Elem>(&self, be: &Cuda, data: ViewMut<'_, Cuda, E>, root: usize) -> Result<()> {
         let extent = contiguous("broadcast", data.block())?;
         peer("broadcast", root, self.size)?;
-        let comm = self.comm;
+        let guard = self.comm.read().map_err(|_| aborted())?;
+        let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         let (ptr, bytes) = Self::bytes(data.buffer(), extent);
         // SAFETY: `ptr` addresses `bytes` bytes of the view on this rank's
         // GPU; the stream is that GPU's main queue.
@@ -102,7 +118,8 @@ impl Communicator<Cuda> for Nccl {
         sends: &[(usize, View<'_, Cuda, E>)],
         recvs: Vec<(usize, ViewMut<'_, Cuda, E>)>,
     ) -> Result<()> {
-        let comm = self.comm;
+        let guard = self.comm.read().map_err(|_| aborted())?;
+        let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         let stream = be.stream().cu_stream() as sys::cudaStream_t;
         let mut calls = Vec::with_capacity(sends.len() + recvs.len());
         for (to, data) in sends {
@@ -136,8 +153,9 @@ impl Communicator<Cuda> for Nccl {
     }
 
     fn max(&self, be: &Cuda, value: f64) -> Result<f64> {
-        let comm = self.comm;
         let buf = be.upload(&[value])?;
+        let guard = self.comm.read().map_err(|_| aborted())?;
+        let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         let ptr = buf.id() as *mut c_void;
         // SAFETY: one f64 at `ptr` on this GPU.
         unsafe {
@@ -152,8 +170,18 @@ impl Communicator<Cuda> for Nccl {
             )
         }
         .map_err(nccl("all-reduce"))?;
+        drop(guard);
         let mut out = [0.0];
         be.download(&buf, &mut out)?;
         Ok(out[0])
+    }
+
+    fn abort(&self) {
+        let mut guard = self.comm.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(Comm(comm)) = guard.take() {
+            // SAFETY: a live communicator; no call holds it (the lock), and
+            // it is never used again (`None`). Its kernels on the GPU stop.
+            let _ = unsafe { result::comm_abort(comm) };
+        }
     }
 }

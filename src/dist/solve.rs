@@ -192,7 +192,7 @@ fn sweep<B: Backend, C: Communicator<B>, T: Scalar>(
     let (rows, cols) = (f.rows, f.cols);
     let by_cols = kind.transposed();
     let b = &b;
-    let parts = cluster.run(f.local.iter().collect(), |rank, buf| {
+    let parts = cluster.run_collective(f.local.iter().collect(), |rank, buf| {
         let (dim, proc) = if by_cols { (cols, rank.pc) } else { (rows, rank.pr) };
         let local: Vec<T> = (0..b.ncols())
             .flat_map(|j| (0..dim.local_len(proc)).map(move |l| b[(dim.to_global(proc, l), j)]))
