@@ -57,9 +57,16 @@ pub fn lu<B: Backend, C: Communicator<B>, T: Scalar>(
 }
 
 /// Applies the interchanges `ipiv` (as [`lu`] returns them) to the rows of
-/// the host matrix `b`, in order.
+/// the host matrix `b`, in order: `P·B`.
 pub fn permute_rows<T: Scalar>(ipiv: &[i32], b: &mut Mat<T>) -> Result<()> {
-    for (i, &p) in ipiv.iter().enumerate() {
+    interchange_rows(ipiv, b, false)
+}
+
+/// The interchanges in order (`P·B`), or in reverse order (`Pᵀ·B`).
+pub(super) fn interchange_rows<T: Scalar>(ipiv: &[i32], b: &mut Mat<T>, reverse: bool) -> Result<()> {
+    let order: Box<dyn Iterator<Item = (usize, &i32)>> =
+        if reverse { Box::new(ipiv.iter().enumerate().rev()) } else { Box::new(ipiv.iter().enumerate()) };
+    for (i, &p) in order {
         let p = usize::try_from(p - 1).ok().filter(|&p| p < b.nrows()).ok_or_else(|| {
             Error::InvalidArgument(format!("pivot {p} of row {} is outside the {} rows", i + 1, b.nrows()))
         })?;

@@ -16,7 +16,7 @@ use super::cluster::{Cluster, Rank};
 use super::comm::Communicator;
 use super::grid::Cyclic;
 use super::local::{Local, Storage};
-use super::lu::permute_rows;
+use super::lu::{interchange_rows, permute_rows};
 use super::matrix::DistMatrix;
 use crate::backend::{Backend, Block, Diag, Op, Side, View, ViewMut};
 use crate::factor::condition::inverse_one_norm;
@@ -70,18 +70,7 @@ fn lu_solve_op<B: Backend, C: Communicator<B>, T: Scalar>(
         // Aᵀ = Uᵀ·Lᵀ·P: the interchanges last, in reverse order.
         let y = sweep(cluster, factor, b.to_owned(), Sweep::Ut)?;
         let mut x = sweep(cluster, factor, y, Sweep::UnitLt)?;
-        for (i, &p) in ipiv.iter().enumerate().rev() {
-            let p = usize::try_from(p - 1).ok().filter(|&p| p < x.nrows()).ok_or_else(|| {
-                Error::InvalidArgument(format!("pivot {p} of row {} is outside the {} rows", i + 1, x.nrows()))
-            })?;
-            if p != i {
-                for j in 0..x.ncols() {
-                    let t = x[(i, j)];
-                    x[(i, j)] = x[(p, j)];
-                    x[(p, j)] = t;
-                }
-            }
-        }
+        interchange_rows(ipiv, &mut x, true)?;
         return Ok(x);
     }
     let mut pb = b.to_owned();
