@@ -348,6 +348,26 @@ fn gathered_panel<B: Backend, C: Communicator<B>, T: Scalar>(
     rank.col.exchange(be, &sends, Vec::new())
 }
 
+/// Interchanges (`dlaswp`'s 1-based pivots) that bring rows `list`, in
+/// order, to rows `0..list.len()`.
+fn to_top(list: &[usize]) -> Vec<i32> {
+    use std::collections::HashMap;
+    // Where each original row is, and which original row each position holds.
+    let (mut place, mut holds): (HashMap<usize, usize>, HashMap<usize, usize>) = Default::default();
+    list.iter()
+        .enumerate()
+        .map(|(t, &row)| {
+            let at = *place.get(&row).unwrap_or(&row);
+            let (here, there) = (*holds.get(&t).unwrap_or(&t), *holds.get(&at).unwrap_or(&at));
+            holds.insert(t, there);
+            holds.insert(at, here);
+            place.insert(there, t);
+            place.insert(here, at);
+            at as i32 + 1
+        })
+        .collect()
+}
+
 /// The rows one step's interchanges move, as final moves: position `g`
 /// (a global row) receives the row that was at `source`.
 struct RowMoves {
@@ -370,7 +390,10 @@ impl RowMoves {
 
     /// Moves the rows of local columns `c..c + w` of this rank's process
     /// column: rows staying on this process row through a packed copy,
-    /// the others by one exchange with each process row.
+    /// the others by one exchange with each process row. Each packed set
+    /// of rows is read (or written) as one block: interchanges bring its
+    /// rows to the top of the columns, one copy takes them, and the same
+    /// interchanges in reverse put every row back.
     fn apply<B: Backend, C: Communicator<B>, T: Scalar>(
         &self,
         rank: &Rank<B, C>,
@@ -381,7 +404,7 @@ impl RowMoves {
     ) -> Result<()> {
         let be = &rank.be;
         let p = self.rows.procs;
-        let row_of = |li: usize| Block { offset: whole.offset + li + c * whole.ld, rows: 1, cols: w, ld: whole.ld };
+        let columns = whole.sub(0, c, whole.rows, w)?;
         // Per process row: the rows this rank sends it (local sources) and
         // the rows it receives from it (local destinations).
         let mut sends: Vec<Vec<usize>> = vec![Vec::new(); p];
@@ -399,12 +422,11 @@ impl RowMoves {
         let mut packed: Vec<(usize, B::Buffer<T>)> = Vec::new();
         for (r, list) in sends.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
             let mut buf = be.alloc::<T>(list.len() * w)?;
-            for (i, &li) in list.iter().enumerate() {
-                be.copy(
-                    a.view(row_of(li))?,
-                    ViewMut::new(&mut buf, Block { offset: i, rows: 1, cols: w, ld: list.len() })?,
-                )?;
-            }
+            let order = be.upload(&to_top(list))?;
+            let order = View::dense(&order, list.len(), 1)?;
+            be.laswp(a.view_mut(columns)?, order, 0, false)?;
+            be.copy(a.view(columns.sub(0, 0, list.len(), w)?)?, ViewMut::dense(&mut buf, list.len(), w)?)?;
+            be.laswp(a.view_mut(columns)?, order, 0, true)?;
             packed.push((r, buf));
         }
         let mut incoming: Vec<(usize, B::Buffer<T>)> = Vec::new();
@@ -426,11 +448,31 @@ impl RowMoves {
         let local = packed.iter().find(|(r, _)| *r == rank.pr).map(|(_, b)| (rank.pr, b));
         for (r, buf) in incoming.iter().map(|(r, b)| (*r, b)).chain(local) {
             let list = &recvs[r];
-            for (i, &li) in list.iter().enumerate() {
-                let src = View::new(buf, Block { offset: i, rows: 1, cols: w, ld: list.len() })?;
-                be.copy(src, a.view_mut(row_of(li))?)?;
-            }
+            let order = be.upload(&to_top(list))?;
+            let order = View::dense(&order, list.len(), 1)?;
+            be.laswp(a.view_mut(columns)?, order, 0, false)?;
+            be.copy(View::dense(buf, list.len(), w)?, a.view_mut(columns.sub(0, 0, list.len(), w)?)?)?;
+            be.laswp(a.view_mut(columns)?, order, 0, true)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_top;
+
+    #[test]
+    fn interchanges_bring_the_listed_rows_to_the_top_in_order() {
+        for list in [vec![5, 2, 0], vec![0, 1, 2], vec![2, 0, 1], vec![7, 3, 1, 6], vec![1, 0], vec![]] {
+            let mut rows: Vec<usize> = (0..8).collect();
+            for (t, &p) in to_top(&list).iter().enumerate() {
+                rows.swap(t, p as usize - 1);
+            }
+            assert_eq!(&rows[..list.len()], &list[..], "{list:?}");
+            let mut sorted = rows.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..8).collect::<Vec<_>>());
+        }
     }
 }
