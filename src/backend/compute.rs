@@ -1,5 +1,6 @@
 //! The precision of the multiplications in a product: how a single-precision
-//! factorization's trailing updates use the tensor cores.
+//! factorization's trailing updates use the tensor cores, and how a
+//! double-precision product may use the integer ones.
 //!
 //! A product `C += A·B` in [`Compute::Fp16`] rounds the entries of `A` and
 //! `B` to IEEE half precision and accumulates their products in FP32, as the
@@ -32,13 +33,22 @@ pub enum Compute {
     /// (Markidis et al. 2018; Ootomo and Yokota 2022). Finite up to 65504,
     /// as `Fp16`.
     Fp16x3,
+    /// FP64 products from exact INT8 products with INT32 accumulation, one
+    /// per modulus of the Ozaki scheme II ([`ozaki`](super::ozaki)):
+    /// `moduli` of them (6 to 20), or, with `None`, the fewest that match a
+    /// native FP64 product's accuracy on the operands (a sample of them),
+    /// and the native product where that is more than pays. Operands with
+    /// a NaN or an infinity take the native product. For `f64` only: `f32`
+    /// products are native.
+    Int8 { moduli: Option<u8> },
 }
 
 impl Compute {
-    /// The unit roundoff of the operands, `None` for `Native`.
+    /// The unit roundoff of the operands, `None` for `Native` and `Int8`
+    /// (which keep FP64's).
     pub fn unit_roundoff(self) -> Option<f64> {
         match self {
-            Compute::Native => None,
+            Compute::Native | Compute::Int8 { .. } => None,
             Compute::Tf32 | Compute::Fp16 => Some(2f64.powi(-11)),
             Compute::Bf16 => Some(2f64.powi(-8)),
             Compute::Fp16x3 => Some(2f64.powi(-22)),
@@ -59,7 +69,7 @@ impl Compute {
     /// the `2⁻²²·l_a·l_b` that the GPU drops).
     pub fn round(self, x: f32) -> f32 {
         match self {
-            Compute::Native => x,
+            Compute::Native | Compute::Int8 { .. } => x,
             Compute::Fp16 => f16::from_f32(x).to_f32(),
             Compute::Fp16x3 => {
                 let h = f16::from_f32(x).to_f32();
@@ -84,7 +94,7 @@ impl Compute {
         }
     }
 
-    /// A short name: `f32` (native), `tf32`, `fp16`, `bf16`.
+    /// A short name: `native`, `tf32`, `fp16`, `bf16`, `fp16x3`, `int8`.
     pub fn name(self) -> &'static str {
         match self {
             Compute::Native => "native",
@@ -92,6 +102,25 @@ impl Compute {
             Compute::Fp16 => "fp16",
             Compute::Bf16 => "bf16",
             Compute::Fp16x3 => "fp16x3",
+            Compute::Int8 { .. } => "int8",
+        }
+    }
+
+    /// The emulation of FP64 products that `spec` names: `native` (none),
+    /// `int8` (moduli chosen per product) or `int8:N` (`N` moduli, 6 to
+    /// 20).
+    pub fn parse_fp64(spec: &str) -> Result<Compute, String> {
+        let bad = || format!("'{spec}' is not an FP64 product: use native, int8, or int8:N with N from 6 to 20");
+        match spec.split_once(':') {
+            None if spec == "native" => Ok(Compute::Native),
+            None if spec == "int8" => Ok(Compute::Int8 { moduli: None }),
+            Some(("int8", n)) => match n.parse::<u8>() {
+                Ok(n) if (super::ozaki::MIN_MODULI..=super::ozaki::MODULI.len()).contains(&(n as usize)) => {
+                    Ok(Compute::Int8 { moduli: Some(n) })
+                }
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
         }
     }
 }
@@ -118,5 +147,16 @@ mod tests {
         assert_eq!(Compute::Fp16.round(1.0e5), f32::INFINITY);
         assert!(Compute::Tf32.round(3.0e38).is_finite());
         assert_eq!(Compute::Native.round(0.1), 0.1);
+    }
+
+    #[test]
+    fn fp64_products_parse() {
+        assert_eq!(Compute::parse_fp64("native"), Ok(Compute::Native));
+        assert_eq!(Compute::parse_fp64("int8"), Ok(Compute::Int8 { moduli: None }));
+        assert_eq!(Compute::parse_fp64("int8:14"), Ok(Compute::Int8 { moduli: Some(14) }));
+        for bad in ["int8:5", "int8:21", "int8:x", "fp16", "", "int8:"] {
+            let e = Compute::parse_fp64(bad).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
     }
 }

@@ -18,6 +18,7 @@ mod check;
 pub mod compute;
 pub mod cpu;
 pub mod cuda;
+pub mod ozaki;
 pub mod region;
 pub mod shallow_water;
 pub mod strided;

@@ -6,6 +6,7 @@ mod batch;
 mod ldlt;
 mod lu;
 mod memory;
+mod ozaki;
 mod residual;
 mod scaled_gram;
 mod shallow_water;
@@ -211,6 +212,22 @@ fn rounded<T: Scalar>(cpu: &Cpu, compute: Compute, v: View<'_, Cpu, T>) -> Resul
         out.extend((0..m.nrows()).map(|i| T::from_f64(f64::from(compute.round(m[(i, j)].to_f64() as f32)))));
     }
     cpu.upload(&out)
+}
+
+/// `C := α·P + β·C` on all of `C` or on its `part` triangle, `β = 0` not
+/// reading `C`.
+fn add_product<T: Scalar>(mut c: MatMut<'_, T>, alpha: T, p: MatRef<'_, f64>, beta: T, part: Option<Uplo>) {
+    for j in 0..c.ncols() {
+        let rows = match part {
+            None => 0..c.nrows(),
+            Some(Uplo::Lower) => j..c.nrows(),
+            Some(Uplo::Upper) => 0..(j + 1).min(c.nrows()),
+        };
+        for i in rows {
+            let ap = alpha * T::from_f64(p[(i, j)]);
+            c[(i, j)] = if beta == T::ZERO { ap } else { ap + beta * c[(i, j)] };
+        }
+    }
 }
 
 fn op_of<T: Scalar>(a: MatRef<'_, T>, op: Op) -> MatRef<'_, T> {
@@ -459,7 +476,17 @@ impl Backend for Cpu {
         beta: T,
         c: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
-        if T::NAME != "f32" || compute == Compute::Native {
+        if let Compute::Int8 { moduli } = compute
+            && T::NAME == "f64"
+        {
+            check::gemm(&a, op_a, &b, op_b, &c)?;
+            super::ozaki::check_count(moduli)?;
+            if let Some(p) = ozaki::product(self.par, moduli, op_of(mat(a), op_a), op_of(mat(b), op_b)) {
+                add_product(mat_mut(c), alpha, p.as_ref(), beta, None);
+                return Ok(());
+            }
+        }
+        if T::NAME != "f32" || matches!(compute, Compute::Native | Compute::Int8 { .. }) {
             return self.gemm(alpha, a, op_a, b, op_b, beta, c);
         }
         check::gemm(&a, op_a, &b, op_b, &c)?;
@@ -481,7 +508,18 @@ impl Backend for Cpu {
         beta: T,
         c: ViewMut<'_, Cpu, T>,
     ) -> Result<()> {
-        if T::NAME != "f32" || compute == Compute::Native {
+        if let Compute::Int8 { moduli } = compute
+            && T::NAME == "f64"
+        {
+            check::syrk(uplo, op, &a, &c)?;
+            super::ozaki::check_count(moduli)?;
+            let a = op_of(mat(a), op);
+            if let Some(p) = ozaki::product(self.par, moduli, a, a.transpose()) {
+                add_product(mat_mut(c), alpha, p.as_ref(), beta, Some(uplo));
+                return Ok(());
+            }
+        }
+        if T::NAME != "f32" || matches!(compute, Compute::Native | Compute::Int8 { .. }) {
             return self.syrk(uplo, op, alpha, a, beta, c);
         }
         check::syrk(uplo, op, &a, &c)?;

@@ -33,7 +33,8 @@ impl Cuda {
         use crate::backend::Backend;
         check::gemm(&a, op_a, &b, op_b, &c)?;
         let (m, n_, k) = (c.rows(), c.cols(), op_a.apply(a.rows(), a.cols()).1);
-        if T::NAME != "f32" || compute == Compute::Native || m == 0 || n_ == 0 || k == 0 {
+        if T::NAME != "f32" || matches!(compute, Compute::Native | Compute::Int8 { .. }) || m == 0 || n_ == 0 || k == 0
+        {
             return self.gemm(alpha, a, op_a, b, op_b, beta, c);
         }
         let d = |x| blas::dim("gemm", x);
@@ -70,7 +71,7 @@ impl Cuda {
                     blas::gemm_ex(h, ops, dims, alpha, ha.1, hb.1, half, 1.0, out, f32c)
                 }
             }
-            Compute::Native => unreachable!("native products take gemm"),
+            Compute::Native | Compute::Int8 { .. } => unreachable!("native products take gemm"),
         }
     }
 
@@ -89,7 +90,7 @@ impl Cuda {
         c: ViewMut<'_, Cuda, T>,
     ) -> Result<()> {
         use crate::backend::Backend;
-        if T::NAME != "f32" || compute == Compute::Native {
+        if T::NAME != "f32" || matches!(compute, Compute::Native | Compute::Int8 { .. }) {
             return self.syrk(uplo, op, alpha, a, beta, c);
         }
         check::syrk(uplo, op, &a, &c)?;
