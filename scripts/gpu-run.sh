@@ -43,6 +43,8 @@ ALL="$ALL mixed"
 ALL="$ALL lp"
 # One factorization over several GPUs (NCCL ranks on every grid they allow).
 ALL="$ALL dist"
+# FP64 products from INT8 products (the Ozaki scheme II).
+ALL="$ALL ozaki"
 SUITES=${SUITES:-$ALL}
 
 rm -rf .gpu && mkdir -p .gpu/bin

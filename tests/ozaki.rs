@@ -8,8 +8,8 @@ mod common;
 
 use common::{device, rng};
 use gpumat::Error;
-use gpumat::backend::ozaki::MODULI;
-use gpumat::backend::{Backend, Compute, Op, View, ViewMut};
+use gpumat::backend::ozaki::{MAX_DEPTH, MODULI};
+use gpumat::backend::{Backend, Compute, Cpu, Op, View, ViewMut};
 use gpumat::layout::Uplo;
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -285,5 +285,47 @@ fn what_the_integers_cannot_carry_takes_the_native_product() {
             (m, n, m),
         );
         assert!(matches!(e, Err(Error::InvalidArgument(ref s)) if s.contains("moduli")), "{bad} moduli: {e:?}");
+    }
+}
+
+/// Products deeper than one exact INT32 accumulation (`k·128² < 2³¹`) are
+/// taken in chunks whose residues are added: the same accuracy.
+#[test]
+fn deep_products_are_exact_in_chunks() {
+    let (m, k, n) = (3, MAX_DEPTH + 9_000, 2);
+    let mut r = rng(17);
+    let a = spread(&mut r, m * k, 0.0);
+    let b = spread(&mut r, k * n, 0.0);
+    let (exact, size) = reference(&a, false, &b, false, (m, k, n));
+    let got =
+        gemm_in(Compute::Int8 { moduli: Some(16) }, 1.0, (&a, false), (&b, false), 0.0, &[0.0; 6], (m, k, n)).unwrap();
+    let err = worst(&got, &exact, &size);
+    assert!(err <= 1.0, "k = {k}: {err:.2}·u");
+}
+
+/// The device under test and the CPU backend (the scheme's reference) give
+/// the same products to within a unit roundoff of `|A|·|B|` (their 2-norms
+/// may round apart, and with them a scaling exponent).
+#[test]
+fn the_device_agrees_with_the_cpu_reference() {
+    let (m, k, n) = (33, 500, 21);
+    let mut r = rng(19);
+    let a = spread(&mut r, m * k, 1.0);
+    let b = spread(&mut r, n * k, 1.0);
+    let (_, size) = reference(&a, false, &b, true, (m, k, n));
+    let compute = Compute::Int8 { moduli: Some(16) };
+    let device = gemm_in(compute, 1.0, (&a, false), (&b, true), 0.0, &vec![0.0; m * n], (m, k, n)).unwrap();
+    let cpu = {
+        let be = Cpu::new();
+        let (ab, bb) = (be.upload(&a).unwrap(), be.upload(&b).unwrap());
+        let mut cb = be.upload(&vec![0.0; m * n]).unwrap();
+        let (av, bv) = (View::dense(&ab, m, k).unwrap(), View::dense(&bb, n, k).unwrap());
+        be.gemm_in(compute, 1.0, av, Op::NoTrans, bv, Op::Trans, 0.0, ViewMut::dense(&mut cb, m, n).unwrap()).unwrap();
+        let mut out = vec![0.0; m * n];
+        be.download(&cb, &mut out).unwrap();
+        out
+    };
+    for (idx, ((d, c), s)) in device.iter().zip(&cpu).zip(&size).enumerate() {
+        assert!((d - c).abs() <= U * s, "entry {idx}: device {d:e}, CPU {c:e}");
     }
 }

@@ -156,6 +156,47 @@ pub unsafe fn gemm_ex(
     status("gemm (tensor cores)", s)
 }
 
+/// `C := op(A)·op(B)` of INT8 blocks into INT32, exact (cuBLAS's integer
+/// tensor-core products: "TN" with K-major operands, addresses 16-byte
+/// aligned and leading dimensions multiples of 16 bytes, is the layout they
+/// take at full rate).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_i8(
+    h: cublasHandle_t,
+    (ta, tb): (Op, Op),
+    (m, n, k): (i32, i32, i32),
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    (c, ldc): (u64, i32),
+) -> Result<()> {
+    let (one, zero) = (1i32, 0i32);
+    // SAFETY: as `gemm`, with INT8 blocks at `a` and `b` and INT32 at `c`.
+    let s = unsafe {
+        sys::cublasGemmEx(
+            h,
+            op(ta),
+            op(tb),
+            m,
+            n,
+            k,
+            &one as *const i32 as _,
+            a as _,
+            sys::cudaDataType::CUDA_R_8I,
+            lda,
+            b as _,
+            sys::cudaDataType::CUDA_R_8I,
+            ldb,
+            &zero as *const i32 as _,
+            c as _,
+            sys::cudaDataType::CUDA_R_32I,
+            ldc,
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32I,
+            sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+        )
+    };
+    status("gemm (INT8)", s)
+}
+
 /// [`gemm`] on `count` triples of blocks, each operand's `stride` entries
 /// after the one before.
 #[allow(clippy::too_many_arguments)]

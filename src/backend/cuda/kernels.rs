@@ -67,6 +67,8 @@ pub const SOURCES: &[Source] = &[
     Source { name: "batch_lu.cu", code: include_str!("../../../kernels/batch_lu.cu") },
     Source { name: "batch_cholesky.cu", code: include_str!("../../../kernels/batch_cholesky.cu") },
     Source { name: "batch_trsm.cu", code: include_str!("../../../kernels/batch_trsm.cu") },
+    // FP64 products from INT8 products (the Ozaki scheme II).
+    Source { name: "ozaki.cu", code: include_str!("../../../kernels/ozaki.cu") },
 ];
 
 /// Every header, embedded at build time and given to NVRTC with each source.

@@ -26,6 +26,7 @@ mod launch;
 mod ldlt;
 mod lu;
 mod memory;
+mod ozaki;
 mod potrf;
 mod qr;
 mod queues;

@@ -10,7 +10,7 @@
 use cudarc::cublas::sys::{cublasComputeType_t as Ct, cudaDataType as Dt};
 
 use super::launch::{Arg, elem, n, ptr, ptr_mut};
-use super::{Cuda, CudaBuffer, blas};
+use super::{Cuda, CudaBuffer, blas, ozaki};
 use crate::backend::{Compute, Op, View, ViewMut, check};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -32,6 +32,12 @@ impl Cuda {
     ) -> Result<()> {
         use crate::backend::Backend;
         check::gemm(&a, op_a, &b, op_b, &c)?;
+        if let Some(moduli) = ozaki::int8::<T>(compute) {
+            return match self.ozaki_plan(moduli, (&a, op_a), (&b, op_b))? {
+                Some(oz) => self.gemm_ozaki(&oz, alpha, (&a, op_a), (&b, op_b), beta, c, None),
+                None => self.gemm(alpha, a, op_a, b, op_b, beta, c),
+            };
+        }
         let (m, n_, k) = (c.rows(), c.cols(), op_a.apply(a.rows(), a.cols()).1);
         if T::NAME != "f32" || matches!(compute, Compute::Native | Compute::Int8 { .. }) || m == 0 || n_ == 0 || k == 0
         {
@@ -90,6 +96,14 @@ impl Cuda {
         c: ViewMut<'_, Cuda, T>,
     ) -> Result<()> {
         use crate::backend::Backend;
+        if let Some(moduli) = ozaki::int8::<T>(compute) {
+            check::syrk(uplo, op, &a, &c)?;
+            let other = if op == Op::NoTrans { Op::Trans } else { Op::NoTrans };
+            return match self.ozaki_plan(moduli, (&a, op), (&a, other))? {
+                Some(oz) => self.gemm_ozaki(&oz, alpha, (&a, op), (&a, other), beta, c, Some(uplo)),
+                None => self.syrk(uplo, op, alpha, a, beta, c),
+            };
+        }
         if T::NAME != "f32" || matches!(compute, Compute::Native | Compute::Int8 { .. }) {
             return self.syrk(uplo, op, alpha, a, beta, c);
         }

@@ -1,0 +1,237 @@
+//! `gemm_in` and `syrk_in` with [`Compute::Int8`] on FP64 operands: the
+//! Ozaki scheme II ([`ozaki`](crate::backend::ozaki)), cuBLAS's exact INT8
+//! products between the passes of `kernels/ozaki.cu`.
+//!
+//! The residues of `A'` and `B'` are written K-major (each row of `op(A)`
+//! and column of `op(B)` contiguous, the depth padded to 16 with zeros), all
+//! moduli in one pass over each operand, so that every product is "TN", the
+//! layout the integer tensor cores take at full rate. Each product's INT32
+//! result is reduced to one byte per entry at once; the reconstruction reads
+//! the `N` bytes of an entry and writes it in FP64.
+
+use super::launch::{Arg, BLOCK, MAX_BLOCKS, grid_1d, n, ptr_mut};
+use super::{Cuda, CudaBuffer, blas};
+use crate::backend::ozaki::{self, MAX_DEPTH, Ozaki, SAMPLE};
+use crate::backend::{Backend, Compute, Op, View, ViewMut};
+use crate::layout::Uplo;
+use crate::{Result, Scalar};
+
+/// The most moduli with which the emulation is expected to beat a native
+/// product on an H100: its INT8 products run at 800–940 TOP/s and FP64's at
+/// 55–60 TFLOP/s, a ratio of about 15, less the passes around them. With
+/// [`Compute::Int8`]`{ moduli: None }`, operands that need more take the
+/// native product.
+pub(super) const FASTER_UP_TO: usize = 14;
+
+/// Rows of `op(A)` or columns of `op(B)`: vector `v` has entry `p` at
+/// `addr + 8·(v·vs + p·es)`.
+#[derive(Clone, Copy)]
+struct Vectors {
+    addr: u64,
+    vs: usize,
+    es: usize,
+    count: usize,
+    len: usize,
+}
+
+impl Vectors {
+    /// The rows (`rows`) or the columns of `op(X)`.
+    fn of<T: Scalar>(x: &View<'_, Cuda, T>, op: Op, rows: bool) -> Vectors {
+        let b = x.block();
+        let addr = super::launch::raw(x);
+        let (count, len) =
+            if rows { op.apply(b.rows, b.cols) } else { (op.apply(b.rows, b.cols).1, op.apply(b.rows, b.cols).0) };
+        // Rows of X itself run along its leading dimension.
+        let along_rows = rows == (op == Op::NoTrans);
+        let (vs, es) = if along_rows { (1, b.ld) } else { (b.ld, 1) };
+        Vectors { addr, vs, es, count, len }
+    }
+
+    fn args(&self) -> [Arg; 5] {
+        [Arg::Ptr(self.addr), n(self.vs), n(self.es), n(self.count), n(self.len)]
+    }
+}
+
+impl Cuda {
+    /// The scheme for `op(A)·op(B)` under `Compute::Int8 { moduli }`, or
+    /// `None` where the native product is the one to take: an empty
+    /// product, a NaN or an infinity in an operand, or (for `moduli: None`)
+    /// operands that need more than [`FASTER_UP_TO`] moduli.
+    pub(super) fn ozaki_plan<T: Scalar>(
+        &self,
+        moduli: Option<u8>,
+        (a, op_a): (&View<'_, Cuda, T>, Op),
+        (b, op_b): (&View<'_, Cuda, T>, Op),
+    ) -> Result<Option<Ozaki>> {
+        ozaki::check_count(moduli)?;
+        let (rows, cols) = (Vectors::of(a, op_a, true), Vectors::of(b, op_b, false));
+        if rows.count == 0 || cols.count == 0 || rows.len == 0 {
+            return Ok(None);
+        }
+        if self.find_non_finite(*a)?.is_some() || self.find_non_finite(*b)?.is_some() {
+            return Ok(None);
+        }
+        let count = match moduli {
+            Some(count) => count as usize,
+            None => match ozaki::moduli_for(self.kappa(rows, cols)?, FASTER_UP_TO) {
+                Some(count) => count,
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(Ozaki::new(count)))
+    }
+
+    /// `C := α·op(A)·op(B) + β·C` on all of `C`, or on its `part` triangle,
+    /// by the scheme `oz` (from [`ozaki_plan`](Self::ozaki_plan)).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gemm_ozaki<T: Scalar>(
+        &self,
+        oz: &Ozaki,
+        alpha: T,
+        (a, op_a): (&View<'_, Cuda, T>, Op),
+        (b, op_b): (&View<'_, Cuda, T>, Op),
+        beta: T,
+        c: ViewMut<'_, Cuda, T>,
+        part: Option<Uplo>,
+    ) -> Result<()> {
+        let (rows, cols) = (Vectors::of(a, op_a, true), Vectors::of(b, op_b, false));
+        let (m, nc, k, count) = (rows.count, cols.count, rows.len, oz.count());
+        let radius = oz.radius(k);
+        let (s, t) = (self.exponents(rows, radius)?, self.exponents(cols, radius)?);
+
+        let constants: Vec<i32> = oz.moduli().iter().chain(oz.inverses()).map(|&x| x as i32).collect();
+        let constants = self.upload(&constants)?;
+        let (moduli, inverses) = (constants.ptr, constants.ptr + 4 * count as u64);
+        let depth = k.next_multiple_of(16);
+        let (wa, wb) = (self.slices(rows, &s, count, moduli, depth)?, self.slices(cols, &t, count, moduli, depth)?);
+
+        let ldc = m.next_multiple_of(4);
+        let product = self.buffer::<i32>(ldc * nc, false)?;
+        let plane = m * nc;
+        let residues = self.buffer::<i32>((count * plane).div_ceil(4), false)?;
+        let d = |x| blas::dim("gemm (INT8)", x);
+        let h = *self.blas.handle();
+        for (q, &mq) in oz.moduli().iter().enumerate() {
+            for start in (0..depth).step_by(MAX_DEPTH) {
+                let chunk = MAX_DEPTH.min(depth - start);
+                let at = wa.ptr + (q * depth * m + start) as u64;
+                let bt = wb.ptr + (q * depth * nc + start) as u64;
+                // SAFETY: the slices hold `count` planes of `depth × m` and
+                // `depth × nc` bytes; `product` holds `ldc × nc` INT32.
+                unsafe {
+                    blas::gemm_i8(
+                        h,
+                        (Op::Trans, Op::NoTrans),
+                        (d(m)?, d(nc)?, d(chunk)?),
+                        (at, d(depth)?),
+                        (bt, d(depth)?),
+                        (product.ptr, d(ldc)?),
+                    )?;
+                }
+                let args = [
+                    Arg::Ptr(product.ptr),
+                    n(ldc),
+                    n(m),
+                    n(nc),
+                    Arg::I32(mq as i32),
+                    Arg::Ptr(residues.ptr + (q * plane) as u64),
+                    Arg::I32((start > 0) as i32),
+                ];
+                self.launch("ozaki", "ozaki_residues", grid_1d(plane, MAX_BLOCKS), &args)?;
+            }
+        }
+        let part = match part {
+            None => 0,
+            Some(Uplo::Lower) => 1,
+            Some(Uplo::Upper) => 2,
+        };
+        let args = [
+            Arg::Ptr(residues.ptr),
+            n(plane),
+            Arg::I32(count as i32),
+            Arg::Ptr(moduli),
+            Arg::Ptr(inverses),
+            Arg::Ptr(s.ptr),
+            Arg::Ptr(t.ptr),
+            n(m),
+            n(nc),
+            Arg::F64(alpha.to_f64()),
+            Arg::F64(beta.to_f64()),
+            ptr_mut(&c),
+            n(c.block().ld),
+            Arg::I32(part),
+        ];
+        self.launch("ozaki", "ozaki_reconstruct", grid_1d(plane, MAX_BLOCKS), &args)
+    }
+
+    /// The scaling exponent of each vector.
+    fn exponents(&self, v: Vectors, radius: f64) -> Result<CudaBuffer<i32>> {
+        let s = self.buffer::<i32>(v.count, false)?;
+        let per_block = BLOCK / 32;
+        let mut cfg = grid_1d(v.count * 32, MAX_BLOCKS);
+        cfg.grid_dim.0 = v.count.div_ceil(per_block).clamp(1, MAX_BLOCKS) as u32;
+        let [x, vs, es, count, len] = v.args();
+        self.launch("ozaki", "ozaki_exponents", cfg, &[x, vs, es, count, len, Arg::F64(radius), Arg::Ptr(s.ptr)])?;
+        Ok(s)
+    }
+
+    /// The INT8 residues of the vectors scaled by `2^s` and rounded, modulo
+    /// each modulus: `count` planes of `depth × v.count` bytes.
+    fn slices(
+        &self,
+        v: Vectors,
+        s: &CudaBuffer<i32>,
+        count: usize,
+        moduli: u64,
+        depth: usize,
+    ) -> Result<CudaBuffer<i32>> {
+        let plane = depth * v.count;
+        let w = self.buffer::<i32>((count * plane).div_ceil(4), false)?;
+        let [x, vs, es, vcount, len] = v.args();
+        let args = [
+            x,
+            vs,
+            es,
+            vcount,
+            len,
+            Arg::Ptr(s.ptr),
+            Arg::I32(count as i32),
+            Arg::Ptr(moduli),
+            Arg::Ptr(w.ptr),
+            n(depth),
+            n(plane),
+        ];
+        self.launch("ozaki", "ozaki_slice", grid_1d(plane, MAX_BLOCKS), &args)?;
+        Ok(w)
+    }
+
+    /// [`ozaki::kappa`] on [`SAMPLE`] rows of `op(A)` and columns of
+    /// `op(B)`: their absolute values, each over its largest, side by side
+    /// in `W`, and `G = Wᵀ·W` by an FP64 product.
+    fn kappa(&self, rows: Vectors, cols: Vectors) -> Result<f64> {
+        let (ra, cb) = (rows.count.min(SAMPLE), cols.count.min(SAMPLE));
+        let (k, order) = (rows.len, ra + cb);
+        let w = self.buffer::<f64>(k * order, false)?;
+        for (v, samples, col0) in [(rows, ra, 0), (cols, cb, ra)] {
+            let mut cfg = grid_1d(BLOCK, 1);
+            cfg.grid_dim.0 = samples as u32;
+            let [x, vs, es, count, len] = v.args();
+            let args = [x, vs, es, count, len, n(samples), Arg::Ptr(w.ptr), n(k), n(col0)];
+            self.launch("ozaki", "ozaki_sample", cfg, &args)?;
+        }
+        let mut g = self.buffer::<f64>(order * order, false)?;
+        let wv = View::dense(&w, k, order)?;
+        self.gemm(1.0, wv, Op::Trans, wv, Op::NoTrans, 0.0, ViewMut::dense(&mut g, order, order)?)?;
+        let mut gram = vec![0.0; order * order];
+        self.download(&g, &mut gram)?;
+        Ok(ozaki::kappa(&gram, ra, cb))
+    }
+}
+
+/// Whether `compute` asks for the Ozaki scheme on `T`.
+pub(super) fn int8<T: Scalar>(compute: Compute) -> Option<Option<u8>> {
+    match compute {
+        Compute::Int8 { moduli } if T::NAME == "f64" => Some(moduli),
+        _ => None,
+    }
+}

@@ -1,0 +1,202 @@
+//! `--suite emu`: FP64 products from INT8 products (`Compute::Int8`, the
+//! Ozaki scheme II) side by side with cuBLAS `dgemm` (`C := A·B`, n × n × n
+//! for each size) and `dsyrk` (the lower triangle of `A·Aᵀ`, `A` of
+//! 8192 × 16384), on the same inputs, interleaved, median of `--reps`: for
+//! 13 to 16 moduli and the count chosen per product, on entries of one
+//! magnitude (`φ = 0`) and with spread exponents (`(r − ½)·e^(φ·g)`,
+//! `φ = 1`). Each row gives the time of both, the emulation's TFLOP/s
+//! equivalent, and the largest error of both relative to `|A|·|B|`, in
+//! units of `u = 2⁻⁵³`, against double-double references on 256 entries
+//! (the same entries for both).
+
+use gpumat::Result;
+use gpumat::backend::cuda::{Cuda, CudaBuffer};
+use gpumat::backend::{Backend, Block, Compute, Op, View, ViewMut};
+use gpumat::layout::Uplo;
+use gpumat::scalar::dd::Dd;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+use crate::harness::Settings;
+use crate::harness::results::record;
+use crate::harness::timing::interleaved;
+
+/// The emulations measured: fixed counts of moduli, then the chosen count.
+const COMPUTES: [Compute; 5] = [
+    Compute::Int8 { moduli: Some(13) },
+    Compute::Int8 { moduli: Some(14) },
+    Compute::Int8 { moduli: Some(15) },
+    Compute::Int8 { moduli: Some(16) },
+    Compute::Int8 { moduli: None },
+];
+
+/// Entries compared with a double-double reference.
+const CHECKED: usize = 256;
+
+/// `len` entries `(r − ½)·e^(φ·g)`, `r` uniform, `g` standard normal.
+fn spread(len: usize, phi: f64, seed: u64) -> Vec<f64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..len)
+        .map(|_| {
+            let (u1, u2): (f64, f64) = (rng.random_range(f64::MIN_POSITIVE..1.0), rng.random());
+            let g = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            (rng.random::<f64>() - 0.5) * (phi * g).exp()
+        })
+        .collect()
+}
+
+/// Row `i` (`row`) or column `i` of the `rows × cols` matrix in `buf`.
+fn line(cuda: &Cuda, buf: &CudaBuffer<f64>, (rows, cols): (usize, usize), i: usize, row: bool) -> Result<Vec<f64>> {
+    let block =
+        if row { Block::dense(rows, cols).sub(i, 0, 1, cols)? } else { Block::dense(rows, cols).sub(0, i, rows, 1)? };
+    let len = if row { cols } else { rows };
+    let mut dense = cuda.alloc::<f64>(len)?;
+    let dst = if row { ViewMut::dense(&mut dense, 1, len)? } else { ViewMut::dense(&mut dense, len, 1)? };
+    cuda.copy(View::new(buf, block)?, dst)?;
+    let mut host = vec![0.0; len];
+    cuda.download(&dense, &mut host)?;
+    Ok(host)
+}
+
+/// The entries `(i, l)` checked, and for each the exact `aᵢ·bₗ` and
+/// `|aᵢ|·|bₗ|` in double-double, `aᵢ` a row of the `m × k` matrix `a` and
+/// `bₗ` a column of the `k × n` matrix `b` (a row of `b` when `b_rows`).
+type Checked = Vec<((usize, usize), f64, f64)>;
+
+fn references(
+    cuda: &Cuda,
+    (a, m, k): (&CudaBuffer<f64>, usize, usize),
+    (b, n, b_rows): (&CudaBuffer<f64>, usize, bool),
+) -> Result<Checked> {
+    let mut rng = StdRng::seed_from_u64(99);
+    (0..CHECKED)
+        .map(|_| {
+            let (i, l) = (rng.random_range(0..m), rng.random_range(0..n));
+            let ai = line(cuda, a, (m, k), i, true)?;
+            let bl = if b_rows { line(cuda, b, (n, k), l, true)? } else { line(cuda, b, (k, n), l, false)? };
+            let (mut exact, mut size) = (Dd::ZERO, 0.0);
+            for (x, y) in ai.iter().zip(&bl) {
+                exact = exact + Dd::product(*x, *y);
+                size += (x * y).abs();
+            }
+            Ok(((i, l), exact.to_f64(), size))
+        })
+        .collect()
+}
+
+/// The largest `|Ĉᵢₗ − Cᵢₗ|/(|A|·|B|)ᵢₗ` over the checked entries, in `u`.
+fn worst(cuda: &Cuda, c: &CudaBuffer<f64>, m: usize, n: usize, checked: &Checked) -> Result<f64> {
+    let mut w = 0.0f64;
+    for &((i, l), exact, size) in checked {
+        let got = line(cuda, c, (m, n), l, false)?[i];
+        if size > 0.0 {
+            w = w.max((got - exact).abs() / size / (f64::EPSILON / 2.0));
+        }
+    }
+    Ok(w)
+}
+
+pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
+    let mut rows = vec![];
+    for phi in [0.0, 1.0] {
+        for &n in &settings.sizes {
+            let a = cuda.upload(&spread(n * n, phi, 1))?;
+            let b = cuda.upload(&spread(n * n, phi, 2))?;
+            let checked = references(cuda, (&a, n, n), (&b, n, false))?;
+            let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+            for compute in COMPUTES {
+                let (av, bv) = (View::dense(&a, n, n)?, View::dense(&b, n, n)?);
+                let t = interleaved(
+                    cuda,
+                    settings.reps,
+                    &mut [
+                        &mut || {
+                            cuda.gemm_in(
+                                compute,
+                                1.0,
+                                av,
+                                Op::NoTrans,
+                                bv,
+                                Op::NoTrans,
+                                0.0,
+                                ViewMut::dense(&mut ours, n, n)?,
+                            )
+                        },
+                        &mut || {
+                            cuda.gemm(1.0, av, Op::NoTrans, bv, Op::NoTrans, 0.0, ViewMut::dense(&mut theirs, n, n)?)
+                        },
+                    ],
+                )?;
+                let (e_ours, e_theirs) = (worst(cuda, &ours, n, n, &checked)?, worst(cuda, &theirs, n, n, &checked)?);
+                let flops = 2.0 * (n as f64).powi(3);
+                println!(
+                    "dgemm {n}³ φ={phi} {:>8}: {:8.2} ms vs {:8.2} ms = {:.2}×; error {e_ours:.2}u vs {e_theirs:.2}u",
+                    label(compute),
+                    t[0],
+                    t[1],
+                    t[1] / t[0]
+                );
+                rows.push(record(
+                    &format!("dgemm emulated {} φ={phi}", label(compute)),
+                    n,
+                    t[0],
+                    t[1],
+                    Some(flops),
+                    json!({"phi": phi, "moduli": label(compute), "error_u": e_ours, "vendor_error_u": e_theirs,
+                           "checked_entries": CHECKED}),
+                ));
+            }
+        }
+    }
+    rows.extend(syrk(cuda, settings.reps)?);
+    Ok(rows)
+}
+
+/// The lower triangle of `A·Aᵀ` for `A` of 8192 × 16384 against `dsyrk`.
+fn syrk(cuda: &Cuda, reps: usize) -> Result<Vec<Value>> {
+    let (n, k) = (8192, 16384);
+    let a = cuda.upload(&spread(n * k, 0.0, 3))?;
+    let checked: Checked = references(cuda, (&a, n, k), (&a, n, true))?
+        .into_iter()
+        .map(|((i, l), e, s)| ((i.max(l), i.min(l)), e, s))
+        .collect();
+    let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+    let mut rows = vec![];
+    for compute in COMPUTES {
+        let av = View::dense(&a, n, k)?;
+        let t = interleaved(
+            cuda,
+            reps,
+            &mut [
+                &mut || cuda.syrk_in(compute, Uplo::Lower, Op::NoTrans, 1.0, av, 0.0, ViewMut::dense(&mut ours, n, n)?),
+                &mut || cuda.syrk(Uplo::Lower, Op::NoTrans, 1.0, av, 0.0, ViewMut::dense(&mut theirs, n, n)?),
+            ],
+        )?;
+        let (e_ours, e_theirs) = (worst(cuda, &ours, n, n, &checked)?, worst(cuda, &theirs, n, n, &checked)?);
+        println!(
+            "dsyrk {n}×{k} {:>8}: {:8.2} ms vs {:8.2} ms = {:.2}×; error {e_ours:.2}u vs {e_theirs:.2}u",
+            label(compute),
+            t[0],
+            t[1],
+            t[1] / t[0]
+        );
+        rows.push(record(
+            &format!("dsyrk {n}×{k} emulated {}", label(compute)),
+            n,
+            t[0],
+            t[1],
+            Some((n * n * k) as f64),
+            json!({"k": k, "moduli": label(compute), "error_u": e_ours, "vendor_error_u": e_theirs,
+                   "checked_entries": CHECKED}),
+        ));
+    }
+    Ok(rows)
+}
+
+fn label(compute: Compute) -> String {
+    match compute {
+        Compute::Int8 { moduli: Some(m) } => format!("int8:{m}"),
+        other => other.name().to_string(),
+    }
+}
