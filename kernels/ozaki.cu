@@ -95,10 +95,10 @@ extern "C" __global__ void ozaki_slice(const double* __restrict__ x, long long v
     }
 }
 
-// r[i + j*rows] = c(i, j) mod m in 0..m-1, added to the residue already
+// r[i + j*ldr] = c(i, j) mod m in 0..m-1, added to the residue already
 // there when `accumulate` (the chunks of a deep product).
 extern "C" __global__ void ozaki_residues(const int* __restrict__ c, long long ldc, long long rows, long long cols,
-                                          unsigned m, unsigned char* __restrict__ r, int accumulate) {
+                                          unsigned m, unsigned char* __restrict__ r, long long ldr, int accumulate) {
     const long long total = rows * cols;
     for (long long idx = (long long)blockIdx.x * BLOCK + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * BLOCK) {
@@ -106,8 +106,9 @@ extern "C" __global__ void ozaki_residues(const int* __restrict__ c, long long l
         const int mm = (int)m;
         int v = c[i + j * ldc] % mm;
         if (v < 0) v += mm;
-        if (accumulate) v = (v + (int)r[idx]) % mm;
-        r[idx] = (unsigned char)v;
+        unsigned char* out = r + i + j * ldr;
+        if (accumulate) v = (v + (int)*out) % mm;
+        *out = (unsigned char)v;
     }
 }
 

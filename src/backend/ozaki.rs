@@ -23,8 +23,8 @@
 //! where the INT8 rate is more than `N` times the FP64 rate.
 //!
 //! Both backends share what is here: the moduli, the scaling exponents, the
-//! residues and the reconstruction. `kernels/ozaki.cu` is the same on the
-//! GPU, bit for bit.
+//! residues and the reconstruction; `kernels/ozaki.cu` repeats them on the
+//! GPU operation for operation (its 2-norms sum in another order).
 
 use crate::scalar::dd::Dd;
 

@@ -7,7 +7,8 @@
 //! moduli in one pass over each operand, so that every product is "TN", the
 //! layout the integer tensor cores take at full rate. Each product's INT32
 //! result is reduced to one byte per entry at once; the reconstruction reads
-//! the `N` bytes of an entry and writes it in FP64.
+//! the `N` bytes of an entry and writes it in FP64. `syrk_in` forms its
+//! triangle by block columns, each from the diagonal block down (or up).
 
 use super::launch::{Arg, BLOCK, MAX_BLOCKS, grid_1d, n, ptr_mut};
 use super::{Cuda, CudaBuffer, blas};
@@ -111,33 +112,39 @@ impl Cuda {
         let residues = self.buffer::<i32>((count * plane).div_ceil(4), false)?;
         let d = |x| blas::dim("gemm (INT8)", x);
         let h = *self.blas.handle();
+        let tiles = tiles(m, nc, part);
         for (q, &mq) in oz.moduli().iter().enumerate() {
-            for start in (0..depth).step_by(MAX_DEPTH) {
-                let chunk = MAX_DEPTH.min(depth - start);
-                let at = wa.ptr + (q * depth * m + start) as u64;
-                let bt = wb.ptr + (q * depth * nc + start) as u64;
-                // SAFETY: the slices hold `count` planes of `depth × m` and
-                // `depth × nc` bytes; `product` holds `ldc × nc` INT32.
-                unsafe {
-                    blas::gemm_i8(
-                        h,
-                        (Op::Trans, Op::NoTrans),
-                        (d(m)?, d(nc)?, d(chunk)?),
-                        (at, d(depth)?),
-                        (bt, d(depth)?),
-                        (product.ptr, d(ldc)?),
-                    )?;
+            for &(row0, rows, col0, cols) in &tiles {
+                for start in (0..depth).step_by(MAX_DEPTH) {
+                    let chunk = MAX_DEPTH.min(depth - start);
+                    let at = wa.ptr + (q * depth * m + row0 * depth + start) as u64;
+                    let bt = wb.ptr + (q * depth * nc + col0 * depth + start) as u64;
+                    let ct = product.ptr + 4 * (row0 + col0 * ldc) as u64;
+                    // SAFETY: the slices hold `count` planes of `depth × m`
+                    // and `depth × nc` bytes; `product` holds `ldc × nc`
+                    // INT32; the tile lies inside all three.
+                    unsafe {
+                        blas::gemm_i8(
+                            h,
+                            (Op::Trans, Op::NoTrans),
+                            (d(rows)?, d(cols)?, d(chunk)?),
+                            (at, d(depth)?),
+                            (bt, d(depth)?),
+                            (ct, d(ldc)?),
+                        )?;
+                    }
+                    let args = [
+                        Arg::Ptr(ct),
+                        n(ldc),
+                        n(rows),
+                        n(cols),
+                        Arg::I32(mq as i32),
+                        Arg::Ptr(residues.ptr + (q * plane + row0 + col0 * m) as u64),
+                        n(m),
+                        Arg::I32((start > 0) as i32),
+                    ];
+                    self.launch("ozaki", "ozaki_residues", grid_1d(rows * cols, MAX_BLOCKS), &args)?;
                 }
-                let args = [
-                    Arg::Ptr(product.ptr),
-                    n(ldc),
-                    n(m),
-                    n(nc),
-                    Arg::I32(mq as i32),
-                    Arg::Ptr(residues.ptr + (q * plane) as u64),
-                    Arg::I32((start > 0) as i32),
-                ];
-                self.launch("ozaki", "ozaki_residues", grid_1d(plane, MAX_BLOCKS), &args)?;
             }
         }
         let part = match part {
@@ -228,10 +235,60 @@ impl Cuda {
     }
 }
 
+/// Width of the block columns of a triangle: a product per block column,
+/// from its diagonal block down (or up), wastes only the other half of the
+/// diagonal blocks.
+const TILE: usize = 1024;
+
+/// `(row0, rows, col0, cols)` of the blocks of the `m × n` product to
+/// form: all of it, or the block columns that cover its `part` triangle
+/// (`m = n`).
+fn tiles(m: usize, n: usize, part: Option<Uplo>) -> Vec<(usize, usize, usize, usize)> {
+    let Some(uplo) = part else {
+        return vec![(0, m, 0, n)];
+    };
+    (0..n)
+        .step_by(TILE)
+        .map(|j0| {
+            let w = TILE.min(n - j0);
+            match uplo {
+                Uplo::Lower => (j0, m - j0, j0, w),
+                Uplo::Upper => (0, j0 + w, j0, w),
+            }
+        })
+        .collect()
+}
+
 /// Whether `compute` asks for the Ozaki scheme on `T`.
 pub(super) fn int8<T: Scalar>(compute: Compute) -> Option<Option<u8>> {
     match compute {
         Compute::Int8 { moduli } if T::NAME == "f64" => Some(moduli),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_cover_the_triangle_once() {
+        for (n, uplo) in [(1, Uplo::Lower), (1000, Uplo::Upper), (2500, Uplo::Lower), (3072, Uplo::Upper)] {
+            let mut covered = vec![0u8; n * n];
+            for (r0, rows, c0, cols) in tiles(n, n, Some(uplo)) {
+                for j in c0..c0 + cols {
+                    for i in r0..r0 + rows {
+                        covered[i + j * n] += 1;
+                    }
+                }
+            }
+            for j in 0..n {
+                for i in 0..n {
+                    let want = (uplo == Uplo::Lower && i >= j) || (uplo == Uplo::Upper && i <= j);
+                    assert!(covered[i + j * n] == 1 || (!want && covered[i + j * n] == 0), "{n} {uplo:?} ({i}, {j})");
+                }
+            }
+        }
+        assert_eq!(tiles(5, 7, None), vec![(0, 5, 0, 7)]);
     }
 }
