@@ -329,3 +329,70 @@ fn the_device_agrees_with_the_cpu_reference() {
         assert!((d - c).abs() <= U * s, "entry {idx}: device {d:e}, CPU {c:e}");
     }
 }
+
+/// `GPUMAT_FP64_PRODUCTS` (`Tuning::fp64_products`) reaches the scaled Gram
+/// matrix `A·D²·Aᵀ`, in full and RFP storage, and the Cholesky
+/// factorization's updates: each entry of the Gram matrix within
+/// `3u·(|A|·D²·|A|ᵀ)ᵢⱼ` of a double-double reference (one rounding of
+/// `A·D`, the emulation's, the last), and a factor within the bound
+/// `‖A − LLᵀ‖/‖A‖ ≤ 10·n·u` that is not the native one bit for bit.
+#[test]
+fn the_fp64_products_setting_reaches_gram_matrices_and_cholesky() {
+    use gpumat::backend::Tuning;
+    use gpumat::{Device, SymStorage};
+    let native = device();
+    let name = if native.is_cpu() { "cpu" } else { "cuda" };
+    let tuning = Tuning { fp64_products: Compute::Int8 { moduli: Some(16) }, ..native.tuning() };
+    let emulating = Device::with_tuning(name, tuning).unwrap();
+    let (m, k) = (70, 150);
+    let mut r = rng(23);
+    let a = spread(&mut r, m * k, 1.0);
+    let d: Vec<f64> = (0..k).map(|_| r.random_range(0.1..3.0)).collect();
+    for storage in [SymStorage::Full, SymStorage::Rfp] {
+        let g = emulating
+            .from_col_major(m, k, &a)
+            .unwrap()
+            .scaled_gram_in(&emulating.from_col_major(k, 1, &d).unwrap(), storage)
+            .unwrap();
+        let g = g.to_dense().unwrap().to_host().unwrap();
+        for j in 0..m {
+            for i in j..m {
+                let (mut hi, mut lo, mut size) = (0.0f64, 0.0f64, 0.0f64);
+                for p in 0..k {
+                    let x = a[i + p * m] * d[p];
+                    let y = a[j + p * m] * d[p];
+                    // x and y are rounded: the bound's first u covers them.
+                    let prod = x * y;
+                    let err = x.mul_add(y, -prod);
+                    let sum = hi + prod;
+                    let bb = sum - hi;
+                    lo += (hi - (sum - bb)) + (prod - bb) + err;
+                    hi = sum;
+                    size += prod.abs();
+                }
+                let got = g[i + j * m];
+                assert!((got - (hi + lo)).abs() <= 3.0 * U * size, "{storage:?} ({i}, {j}): {got:e} vs {:e}", hi + lo);
+            }
+        }
+    }
+    // Cholesky of X·Xᵀ + n·I through the setting, of an order past one
+    // block (256), so that there are trailing updates.
+    let n = 300;
+    let x = spread(&mut rng(29), n * n, 0.0);
+    let mut spd = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            spd[i + j * n] =
+                (0..n).map(|p| x[i + p * n] * x[j + p * n]).sum::<f64>() + if i == j { n as f64 } else { 0.0 };
+        }
+    }
+    let factor = |dev: &Device| {
+        let sym = gpumat::Sym::from_lower(dev.from_col_major(n, n, &spd).unwrap()).unwrap();
+        let f = sym.cholesky().unwrap();
+        (f.factor().unwrap().to_dense().unwrap().to_host().unwrap(), f.reconstruct().unwrap().to_host().unwrap())
+    };
+    let ((l_native, _), (l_emulated, llt)) = (factor(&native), factor(&emulating));
+    let err = common::rel_error(&llt, &spd);
+    assert!(err <= 10.0 * n as f64 * U, "‖A − LLᵀ‖/‖A‖ = {err:e}");
+    assert!(l_native.iter().zip(&l_emulated).any(|(x, y)| x != y), "the factor's updates were native");
+}

@@ -23,7 +23,8 @@ impl<T: Scalar> Sym<T> {
     /// not positive. A NaN or infinity among `A`'s stored entries is refused
     /// before any work. Waits for the result.
     pub fn cholesky(&self) -> Result<Cholesky<T>> {
-        self.cholesky_with(CholeskyParams::for_order(self.n()))
+        let update = self.device().tuning().fp64_products;
+        self.cholesky_with(CholeskyParams { update, ..CholeskyParams::for_order(self.n()) })
     }
 
     /// [`cholesky`](Self::cholesky) with explicit tuning.

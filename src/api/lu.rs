@@ -46,7 +46,8 @@ impl<T: Scalar> Matrix<T> {
     /// `Singular` naming the first zero pivot (1-based). A NaN or infinity
     /// in `A` is refused before any work. Waits for the result.
     pub fn lu(&self) -> Result<Lu<T>> {
-        self.lu_with(Pivoting::Partial, LuParams::for_order(self.rows()))
+        let update = self.device().tuning().fp64_products;
+        self.lu_with(Pivoting::Partial, LuParams { update, ..LuParams::for_order(self.rows()) })
     }
 
     /// LU without row exchanges, `A = L·U`, for matrices known to need none
@@ -56,7 +57,8 @@ impl<T: Scalar> Matrix<T> {
     pub fn lu_unpivoted(&self) -> Result<Lu<T>> {
         let n = validate::square("lu", self)?;
         let tol = n as f64 * T::EPSILON.to_f64() * self.norm(Norm::Max)?.to_f64();
-        self.lu_with(Pivoting::None { tol }, LuParams::for_order(n))
+        let update = self.device().tuning().fp64_products;
+        self.lu_with(Pivoting::None { tol }, LuParams { update, ..LuParams::for_order(n) })
     }
 
     /// [`lu`](Self::lu) or [`lu_unpivoted`](Self::lu_unpivoted) with explicit

@@ -4,7 +4,7 @@
 use super::device::Resident;
 use super::validate::{self, Weighting};
 use super::{Matrix, Sym, SymStorage, packed_layout};
-use crate::backend::{Backend, Block, BufferMut, View};
+use crate::backend::{Backend, Block, BufferMut, Compute, Op, View, ViewMut};
 use crate::layout::{Rfp, Uplo};
 use crate::{Error, Result, Scalar};
 
@@ -46,8 +46,15 @@ impl<T: Scalar> Matrix<T> {
         let m = self.rows();
         match storage {
             SymStorage::Full => {
+                let compute = self.device().tuning().fp64_products;
                 let g = with_backend!(self.device(), be => self.new_with(be, m, m, |c| {
-                    be.scaled_syrk(Uplo::Lower, T::ONE, self.view()?, d.view()?, T::ZERO, c)
+                    match scaled_copy(be, compute, self.view()?, d.view()?)? {
+                        Some(w) => {
+                            let w = View::dense(&w, m, self.cols())?;
+                            be.syrk_in(compute, Uplo::Lower, Op::NoTrans, T::ONE, w, T::ZERO, c)
+                        }
+                        None => be.scaled_syrk(Uplo::Lower, T::ONE, self.view()?, d.view()?, T::ZERO, c),
+                    }
                 }))?;
                 Sym::from_lower(g)
             }
@@ -55,7 +62,8 @@ impl<T: Scalar> Matrix<T> {
                 let rfp = packed_layout(m);
                 let g = with_backend!(self.device(), be => {
                     let mut out = be.alloc::<T>(rfp.len())?;
-                    scaled_gram_to_rfp(be, rfp, self.view()?, d.view()?, &BufferMut::new(&mut out))?;
+                    let compute = self.device().tuning().fp64_products;
+                    scaled_gram_to_rfp_in(be, compute, rfp, self.view()?, d.view()?, &BufferMut::new(&mut out))?;
                     Matrix::from_storage(self.device().clone(), rfp.len(), 1, be.wrap(out))
                 });
                 Sym::from_rfp_array(m, g)
@@ -73,6 +81,38 @@ impl<T: Scalar> Matrix<T> {
 /// of `A` and `d` are not checked here (see [`Matrix::scaled_gram_in`]).
 pub fn scaled_gram_to_rfp<B: Backend, T: Scalar>(
     be: &B,
+    rfp: Rfp,
+    a: View<'_, B, T>,
+    d: View<'_, B, T>,
+    arf: &BufferMut<'_, B, T>,
+) -> Result<()> {
+    scaled_gram_to_rfp_in(be, Compute::Native, rfp, a, d, arf)
+}
+
+/// `A·diag(d)`, where `compute` emulates FP64 products: the operand that
+/// the integer products take as it is (they scale each row by its own power
+/// of two, so `D` is applied first); `None` for native products, which
+/// scale a block at a time and need no copy.
+fn scaled_copy<B: Backend, T: Scalar>(
+    be: &B,
+    compute: Compute,
+    a: View<'_, B, T>,
+    d: View<'_, B, T>,
+) -> Result<Option<B::Buffer<T>>> {
+    if !matches!(compute, Compute::Int8 { .. }) || T::NAME != "f64" {
+        return Ok(None);
+    }
+    let (rows, cols) = (a.rows(), a.cols());
+    let mut w = be.alloc::<T>(rows * cols)?;
+    be.copy(a, ViewMut::dense(&mut w, rows, cols)?)?;
+    be.scale_cols(ViewMut::dense(&mut w, rows, cols)?, d)?;
+    Ok(Some(w))
+}
+
+/// [`scaled_gram_to_rfp`] with the products in `compute`.
+fn scaled_gram_to_rfp_in<B: Backend, T: Scalar>(
+    be: &B,
+    compute: Compute,
     rfp: Rfp,
     a: View<'_, B, T>,
     d: View<'_, B, T>,
@@ -96,19 +136,34 @@ pub fn scaled_gram_to_rfp<B: Backend, T: Scalar>(
     let p = rfp.pieces();
     let (n1, n2, k) = (p.n1, p.n2, a.cols());
     let block = |offset: usize, rows: usize, cols: usize, ld: usize| Block { offset, rows, cols, ld };
+    let scaled = scaled_copy(be, compute, a, d)?;
+    let a = match &scaled {
+        Some(w) => View::dense(w, rfp.n, k)?,
+        None => a,
+    };
     let a1 = a.sub(0, 0, n1, k)?;
     let a2 = a.sub(n1, 0, n2, k)?;
+    let (one, zero) = (T::ONE, T::ZERO);
+    // The triangles and the rectangle, of A·D²·Aᵀ or, from the scaled copy,
+    // of W·Wᵀ.
+    let syrk = |uplo, x, c| match scaled {
+        Some(_) => be.syrk_in(compute, uplo, Op::NoTrans, one, x, zero, c),
+        None => be.scaled_syrk(uplo, one, x, d, zero, c),
+    };
+    let gemm = |x, y, c| match scaled {
+        Some(_) => be.gemm_in(compute, one, x, Op::NoTrans, y, Op::Trans, zero, c),
+        None => be.scaled_gemm(one, x, y, d, zero, c),
+    };
     // The pieces are disjoint blocks of the one RFP array.
-    let one = T::ONE;
     let t1 = block(p.t1.offset, p.t1.full.rows, p.t1.full.cols, p.t1.full.ld);
-    be.scaled_syrk(p.t1.uplo, one, a1, d, T::ZERO, arf.view_mut(t1)?)?;
+    syrk(p.t1.uplo, a1, arf.view_mut(t1)?)?;
     if n2 > 0 {
         let t2 = block(p.t2.offset, p.t2.full.rows, p.t2.full.cols, p.t2.full.ld);
-        be.scaled_syrk(p.t2.uplo, one, a2, d, T::ZERO, arf.view_mut(t2)?)?;
+        syrk(p.t2.uplo, a2, arf.view_mut(t2)?)?;
         let s = block(p.s.offset, p.s.full.rows, p.s.full.cols, p.s.full.ld);
         let s_is_a21 = (rfp.uplo == Uplo::Lower) != p.s.transposed;
         let (x, y) = if s_is_a21 { (a2, a1) } else { (a1, a2) };
-        be.scaled_gemm(one, x, y, d, T::ZERO, arf.view_mut(s)?)?;
+        gemm(x, y, arf.view_mut(s)?)?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! or call [`Cuda::set_tuning`](crate::backend::Cuda::set_tuning), never
 //! `std::env::set_var`.
 
+use super::Compute;
 use crate::{Error, Result};
 
 /// How the CUDA backend chooses among its algorithms and blockings.
@@ -33,6 +34,11 @@ pub struct Tuning {
     /// ([`Coprocessor`](crate::batch::Coprocessor)), pinned
     /// (`GPUMAT_SPLIT_RATIO`, from 0 to 1); `None`: measured.
     pub split_ratio: Option<f64>,
+    /// How the FP64 factorizations' trailing updates (Cholesky, LU) and
+    /// scaled Gram matrices `A·D²·Aᵀ` multiply (`GPUMAT_FP64_PRODUCTS`):
+    /// natively (the default), or from INT8 products by the Ozaki scheme
+    /// ([`Compute::Int8`](super::Compute::Int8)).
+    pub fp64_products: Compute,
 }
 
 impl Default for Tuning {
@@ -43,6 +49,7 @@ impl Default for Tuning {
             gram: GramTuning::default(),
             split: SplitTuning::default(),
             split_ratio: None,
+            fp64_products: Compute::Native,
         }
     }
 }
@@ -101,6 +108,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("GPUMAT_SPLIT_KB", "a positive integer"),
     ("GPUMAT_SPLIT_LEAF", "a positive integer"),
     ("GPUMAT_SPLIT_RATIO", "the GPU's share of a split batch, from 0 to 1"),
+    ("GPUMAT_FP64_PRODUCTS", "native (default), int8, or int8:N with N from 6 to 20"),
 ];
 
 impl Tuning {
@@ -166,6 +174,10 @@ impl Tuning {
                     Some(v.parse::<f64>().ok().filter(|f| (0.0..=1.0).contains(f)).ok_or_else(|| invalid(n, &v))?)
                 }
             },
+            fp64_products: match read("GPUMAT_FP64_PRODUCTS") {
+                None => Compute::Native,
+                Some((n, v)) => Compute::parse_fp64(&v).map_err(|_| invalid(n, &v))?,
+            },
         })
     }
 }
@@ -196,9 +208,11 @@ mod tests {
             ("GPUMAT_SPLIT_KB", "512"),
             ("GPUMAT_SPLIT_LEAF", "256"),
             ("GPUMAT_SPLIT_RATIO", "0.75"),
+            ("GPUMAT_FP64_PRODUCTS", "INT8:15"),
         ])
         .unwrap();
         assert_eq!(t.split_ratio, Some(0.75));
+        assert_eq!(t.fp64_products, Compute::Int8 { moduli: Some(15) });
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
@@ -220,6 +234,8 @@ mod tests {
             ("GPUMAT_SPLIT_RATIO", "1.5"),
             ("GPUMAT_SPLIT_RATIO", "half"),
             ("GPUMAT_SPLIT_KB", "1e3"),
+            ("GPUMAT_FP64_PRODUCTS", "int8:30"),
+            ("GPUMAT_FP64_PRODUCTS", "fp16"),
         ] {
             let e = parse(&[(name, value)]).unwrap_err();
             assert!(matches!(e, Error::InvalidEnvironment { variable, .. } if variable == name), "{name}={value}: {e}");
