@@ -7,7 +7,10 @@
 //! `φ = 1`). Each row gives the time of both, the emulation's TFLOP/s
 //! equivalent, and the largest error of both relative to `|A|·|B|`, in
 //! units of `u = 2⁻⁵³`, against double-double references on 256 entries
-//! (the same entries for both).
+//! (the same entries for both). Then the emulation where it is used: the
+//! trailing updates of a Cholesky factorization at n = 16384 against
+//! cuSOLVER `dpotrf` (‖A − LLᵀ‖/‖A‖ of both), and `A·D²·Aᵀ` for `A` of
+//! 8192 × 16384 against cuBLAS `dgmm` + `dsyrk` (both form `W = A·D`).
 
 use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
@@ -18,9 +21,15 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
+use gpumat::backend::cuda::vendor;
+use gpumat::factor::cholesky::CholeskyParams;
+
 use crate::harness::Settings;
+use crate::harness::errors::cholesky_error;
+use crate::harness::factorizations::{cholesky_full, cholesky_vendor, read_info};
+use crate::harness::inputs::{diagonally_dominant, uniform};
 use crate::harness::results::record;
-use crate::harness::timing::interleaved;
+use crate::harness::timing::{interleaved, side_by_side};
 
 /// The emulations measured: fixed counts of moduli, then the chosen count.
 const COMPUTES: [Compute; 5] = [
@@ -150,6 +159,100 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         }
     }
     rows.extend(syrk(cuda, settings.reps)?);
+    rows.extend(cholesky(cuda, settings.reps)?);
+    rows.extend(gram(cuda, settings.reps)?);
+    Ok(rows)
+}
+
+/// Cholesky at n = 16384 with its trailing updates emulated, against
+/// `dpotrf`.
+fn cholesky(cuda: &Cuda, reps: usize) -> Result<Vec<Value>> {
+    let n = 16384;
+    let a = diagonally_dominant(cuda, n, 5)?;
+    let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+    let mut info = cuda.upload(&[0i32])?;
+    let mut vendor = vendor::DenseCholesky::new(cuda, n)?;
+    let mut rows = vec![];
+    for update in [Compute::Native, Compute::Int8 { moduli: Some(14) }, Compute::Int8 { moduli: None }] {
+        let params = CholeskyParams { update, ..CholeskyParams::for_order(n) };
+        let (t, v) = side_by_side(
+            cuda,
+            reps,
+            || cholesky_full(cuda, n, &a, &mut ours, &mut info, params),
+            || cholesky_vendor(cuda, n, &a, &mut theirs, &mut vendor),
+        )?;
+        if read_info(cuda, &info)? != 0 {
+            return Err(gpumat::Error::Device(format!(
+                "the Cholesky factorization with {} updates failed",
+                label(update)
+            )));
+        }
+        let (e_ours, e_theirs) = (cholesky_error(cuda, n, &a, &ours)?, cholesky_error(cuda, n, &a, &theirs)?);
+        println!(
+            "Cholesky {n} updates {:>8}: {t:8.2} ms vs dpotrf {v:8.2} ms = {:.2}×; ‖A − LLᵀ‖/‖A‖ {e_ours:.1e} vs {e_theirs:.1e}",
+            label(update),
+            v / t
+        );
+        rows.push(record(
+            &format!("cholesky updates {}", label(update)),
+            n,
+            t,
+            v,
+            Some((n as f64).powi(3) / 3.0),
+            json!({"update": label(update), "factor_error": e_ours, "vendor_factor_error": e_theirs}),
+        ));
+    }
+    Ok(rows)
+}
+
+/// `A·D²·Aᵀ` for `A` of 8192 × 16384: `W = A·D`, then the emulated
+/// `syrk_in` (as `GPUMAT_FP64_PRODUCTS=int8` runs it), against `dgmm` +
+/// `dsyrk`.
+fn gram(cuda: &Cuda, reps: usize) -> Result<Vec<Value>> {
+    let (m, k) = (8192, 16384);
+    let a = cuda.upload(&uniform(m * k, 7, 0.0..1.0))?;
+    let d = cuda.upload(&uniform(k, 8, 0.0..1.0))?;
+    let (mut w, mut w_vendor) = (cuda.alloc::<f64>(m * k)?, cuda.alloc::<f64>(m * k)?);
+    let (mut ours, mut theirs) = (cuda.alloc::<f64>(m * m)?, cuda.alloc::<f64>(m * m)?);
+    vendor::scale_columns(cuda, (m, k), &a, &d, &mut w)?;
+    let checked: Checked = references(cuda, (&w, m, k), (&w, m, true))?
+        .into_iter()
+        .map(|((i, l), e, s)| ((i.max(l), i.min(l)), e, s))
+        .collect();
+    let mut rows = vec![];
+    for compute in [Compute::Int8 { moduli: Some(14) }, Compute::Int8 { moduli: None }] {
+        let t = interleaved(
+            cuda,
+            reps,
+            &mut [
+                &mut || {
+                    // The API's route: a copy of A scaled by D, then syrk_in.
+                    cuda.copy(View::dense(&a, m, k)?, ViewMut::dense(&mut w, m, k)?)?;
+                    cuda.scale_cols(ViewMut::dense(&mut w, m, k)?, View::dense(&d, k, 1)?)?;
+                    let wv = View::dense(&w, m, k)?;
+                    cuda.syrk_in(compute, Uplo::Lower, Op::NoTrans, 1.0, wv, 0.0, ViewMut::dense(&mut ours, m, m)?)
+                },
+                &mut || vendor::scaled_gram_syrk(cuda, (m, k), &a, &d, &mut w_vendor, &mut theirs),
+            ],
+        )?;
+        let (e_ours, e_theirs) = (worst(cuda, &ours, m, m, &checked)?, worst(cuda, &theirs, m, m, &checked)?);
+        println!(
+            "A·D²·Aᵀ {m}×{k} {:>8}: {:8.2} ms vs dgmm+dsyrk {:8.2} ms = {:.2}×; error {e_ours:.2}u vs {e_theirs:.2}u",
+            label(compute),
+            t[0],
+            t[1],
+            t[1] / t[0]
+        );
+        rows.push(record(
+            &format!("scaled_gram {m}×{k} emulated {}", label(compute)),
+            m,
+            t[0],
+            t[1],
+            Some((m * m * k) as f64),
+            json!({"k": k, "moduli": label(compute), "error_u": e_ours, "vendor_error_u": e_theirs,
+                   "checked_entries": CHECKED}),
+        ));
+    }
     Ok(rows)
 }
 
