@@ -28,27 +28,31 @@ fn spread(rng: &mut StdRng, len: usize, phi: f64) -> Vec<f64> {
         .collect()
 }
 
-/// `op(A)·op(B)` and `|op(A)|·|op(B)|` in double-double (Knuth's two-sum,
-/// the FMA two-product), both rounded once; `a` is `m × k` after `op`.
+/// `Σ xₚ·yₚ` in double-double (Knuth's two-sum, the FMA two-product),
+/// rounded once, and `Σ |xₚ·yₚ|`.
+fn dot(terms: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+    let (mut hi, mut lo, mut size) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in terms {
+        let prod = x * y;
+        let err = x.mul_add(y, -prod);
+        let sum = hi + prod;
+        let bb = sum - hi;
+        lo += (hi - (sum - bb)) + (prod - bb) + err;
+        hi = sum;
+        size += prod.abs();
+    }
+    (hi + lo, size)
+}
+
+/// `op(A)·op(B)` and `|op(A)|·|op(B)|` by [`dot`]; `a` is `m × k` after
+/// `op`.
 fn reference(a: &[f64], ta: bool, b: &[f64], tb: bool, (m, k, n): (usize, usize, usize)) -> (Vec<f64>, Vec<f64>) {
     let at = |i: usize, p: usize| if ta { a[p + i * k] } else { a[i + p * m] };
     let bt = |p: usize, l: usize| if tb { b[l + p * n] } else { b[p + l * k] };
     let (mut exact, mut size) = (vec![0.0; m * n], vec![0.0; m * n]);
     for l in 0..n {
         for i in 0..m {
-            let (mut hi, mut lo, mut s) = (0.0f64, 0.0f64, 0.0f64);
-            for p in 0..k {
-                let (x, y) = (at(i, p), bt(p, l));
-                let prod = x * y;
-                let err = x.mul_add(y, -prod);
-                let sum = hi + prod;
-                let bb = sum - hi;
-                lo += (hi - (sum - bb)) + (prod - bb) + err;
-                hi = sum;
-                s += prod.abs();
-            }
-            exact[i + l * m] = hi + lo;
-            size[i + l * m] = s;
+            (exact[i + l * m], size[i + l * m]) = dot((0..k).map(|p| (at(i, p), bt(p, l))));
         }
     }
     (exact, size)
@@ -357,21 +361,10 @@ fn the_fp64_products_setting_reaches_gram_matrices_and_cholesky() {
         let g = g.to_dense().unwrap().to_host().unwrap();
         for j in 0..m {
             for i in j..m {
-                let (mut hi, mut lo, mut size) = (0.0f64, 0.0f64, 0.0f64);
-                for p in 0..k {
-                    let x = a[i + p * m] * d[p];
-                    let y = a[j + p * m] * d[p];
-                    // x and y are rounded: the bound's first u covers them.
-                    let prod = x * y;
-                    let err = x.mul_add(y, -prod);
-                    let sum = hi + prod;
-                    let bb = sum - hi;
-                    lo += (hi - (sum - bb)) + (prod - bb) + err;
-                    hi = sum;
-                    size += prod.abs();
-                }
+                // The rounded aᵢₚ·dₚ: the bound's first u covers them.
+                let (exact, size) = dot((0..k).map(|p| (a[i + p * m] * d[p], a[j + p * m] * d[p])));
                 let got = g[i + j * m];
-                assert!((got - (hi + lo)).abs() <= 3.0 * U * size, "{storage:?} ({i}, {j}): {got:e} vs {:e}", hi + lo);
+                assert!((got - exact).abs() <= 3.0 * U * size, "{storage:?} ({i}, {j}): {got:e} vs {exact:e}");
             }
         }
     }

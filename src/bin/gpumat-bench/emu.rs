@@ -28,7 +28,7 @@ use crate::harness::Settings;
 use crate::harness::errors::cholesky_error;
 use crate::harness::factorizations::{cholesky_full, cholesky_vendor, read_info};
 use crate::harness::inputs::{diagonally_dominant, uniform};
-use crate::harness::results::record;
+use crate::harness::results::{merge, record};
 use crate::harness::timing::{interleaved, side_by_side};
 
 /// The emulations measured: fixed counts of moduli, then the chosen count.
@@ -137,24 +137,9 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
                         },
                     ],
                 )?;
-                let (e_ours, e_theirs) = (worst(cuda, &ours, n, n, &checked)?, worst(cuda, &theirs, n, n, &checked)?);
-                let flops = 2.0 * (n as f64).powi(3);
-                println!(
-                    "dgemm {n}³ φ={phi} {:>8}: {:8.2} ms vs {:8.2} ms = {:.2}×; error {e_ours:.2}u vs {e_theirs:.2}u",
-                    label(compute),
-                    t[0],
-                    t[1],
-                    t[1] / t[0]
-                );
-                rows.push(record(
-                    &format!("dgemm emulated {} φ={phi}", label(compute)),
-                    n,
-                    t[0],
-                    t[1],
-                    Some(flops),
-                    json!({"phi": phi, "moduli": label(compute), "error_u": e_ours, "vendor_error_u": e_theirs,
-                           "checked_entries": CHECKED}),
-                ));
+                let errors = (worst(cuda, &ours, n, n, &checked)?, worst(cuda, &theirs, n, n, &checked)?);
+                let what = format!("dgemm {n}³ φ={phi}");
+                rows.push(product_row(&what, n, compute, &t, 2.0 * (n as f64).powi(3), errors, json!({"phi": phi})));
             }
         }
     }
@@ -235,23 +220,9 @@ fn gram(cuda: &Cuda, reps: usize) -> Result<Vec<Value>> {
                 &mut || vendor::scaled_gram_syrk(cuda, (m, k), &a, &d, &mut w_vendor, &mut theirs),
             ],
         )?;
-        let (e_ours, e_theirs) = (worst(cuda, &ours, m, m, &checked)?, worst(cuda, &theirs, m, m, &checked)?);
-        println!(
-            "A·D²·Aᵀ {m}×{k} {:>8}: {:8.2} ms vs dgmm+dsyrk {:8.2} ms = {:.2}×; error {e_ours:.2}u vs {e_theirs:.2}u",
-            label(compute),
-            t[0],
-            t[1],
-            t[1] / t[0]
-        );
-        rows.push(record(
-            &format!("scaled_gram {m}×{k} emulated {}", label(compute)),
-            m,
-            t[0],
-            t[1],
-            Some((m * m * k) as f64),
-            json!({"k": k, "moduli": label(compute), "error_u": e_ours, "vendor_error_u": e_theirs,
-                   "checked_entries": CHECKED}),
-        ));
+        let errors = (worst(cuda, &ours, m, m, &checked)?, worst(cuda, &theirs, m, m, &checked)?);
+        let what = format!("scaled_gram {m}×{k}");
+        rows.push(product_row(&what, m, compute, &t, (m * m * k) as f64, errors, json!({"k": k})));
     }
     Ok(rows)
 }
@@ -276,25 +247,36 @@ fn syrk(cuda: &Cuda, reps: usize) -> Result<Vec<Value>> {
                 &mut || cuda.syrk(Uplo::Lower, Op::NoTrans, 1.0, av, 0.0, ViewMut::dense(&mut theirs, n, n)?),
             ],
         )?;
-        let (e_ours, e_theirs) = (worst(cuda, &ours, n, n, &checked)?, worst(cuda, &theirs, n, n, &checked)?);
-        println!(
-            "dsyrk {n}×{k} {:>8}: {:8.2} ms vs {:8.2} ms = {:.2}×; error {e_ours:.2}u vs {e_theirs:.2}u",
-            label(compute),
-            t[0],
-            t[1],
-            t[1] / t[0]
-        );
-        rows.push(record(
-            &format!("dsyrk {n}×{k} emulated {}", label(compute)),
-            n,
-            t[0],
-            t[1],
-            Some((n * n * k) as f64),
-            json!({"k": k, "moduli": label(compute), "error_u": e_ours, "vendor_error_u": e_theirs,
-                   "checked_entries": CHECKED}),
-        ));
+        let errors = (worst(cuda, &ours, n, n, &checked)?, worst(cuda, &theirs, n, n, &checked)?);
+        let what = format!("dsyrk {n}×{k}");
+        rows.push(product_row(&what, n, compute, &t, (n * n * k) as f64, errors, json!({"k": k})));
     }
     Ok(rows)
+}
+
+/// Prints and records one emulated product against the vendor's: times
+/// `t` (ours, theirs) in ms, `flops` of useful work, the largest errors
+/// (ours, theirs) in units of `u`.
+fn product_row(
+    what: &str,
+    n: usize,
+    compute: Compute,
+    t: &[f64],
+    flops: f64,
+    errors: (f64, f64),
+    extra: Value,
+) -> Value {
+    let (ours, theirs) = errors;
+    println!(
+        "{what} {:>8}: {:8.2} ms vs {:8.2} ms = {:.2}×; error {ours:.2}u vs {theirs:.2}u",
+        label(compute),
+        t[0],
+        t[1],
+        t[1] / t[0]
+    );
+    let fields =
+        json!({"moduli": label(compute), "error_u": ours, "vendor_error_u": theirs, "checked_entries": CHECKED});
+    record(&format!("{what} emulated {}", label(compute)), n, t[0], t[1], Some(flops), merge(fields, extra))
 }
 
 fn label(compute: Compute) -> String {
