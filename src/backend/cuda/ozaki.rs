@@ -26,7 +26,7 @@ pub(super) const FASTER_UP_TO: usize = 14;
 
 /// Rows of `op(A)` or columns of `op(B)`: vector `v` has entry `p` at
 /// `addr + 8·(v·vs + p·es)`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Vectors {
     addr: u64,
     vs: usize,
@@ -98,13 +98,21 @@ impl Cuda {
         let (rows, cols) = (Vectors::of(a, op_a, true), Vectors::of(b, op_b, false));
         let (m, nc, k, count) = (rows.count, cols.count, rows.len, oz.count());
         let radius = oz.radius(k);
-        let (s, t) = (self.exponents(rows, radius)?, self.exponents(cols, radius)?);
-
         let constants: Vec<i32> = oz.moduli().iter().chain(oz.inverses()).map(|&x| x as i32).collect();
         let constants = self.upload(&constants)?;
         let (moduli, inverses) = (constants.ptr, constants.ptr + 4 * count as u64);
         let depth = k.next_multiple_of(16);
-        let (wa, wb) = (self.slices(rows, &s, count, moduli, depth)?, self.slices(cols, &t, count, moduli, depth)?);
+        let s = self.exponents(rows, radius)?;
+        let wa = self.slices(rows, &s, count, moduli, depth)?;
+        // A·Aᵀ (syrk_in): the columns of op(B) are the rows of op(A).
+        let other = if cols == rows {
+            None
+        } else {
+            let t = self.exponents(cols, radius)?;
+            let wb = self.slices(cols, &t, count, moduli, depth)?;
+            Some((t, wb))
+        };
+        let (t, wb) = other.as_ref().map_or((&s, &wa), |(t, wb)| (t, wb));
 
         let ldc = m.next_multiple_of(4);
         let product = self.buffer::<i32>(ldc * nc, false)?;
