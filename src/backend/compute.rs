@@ -39,7 +39,9 @@ pub enum Compute {
     /// native FP64 product's accuracy on the operands (a sample of them),
     /// and the native product where that is more than pays (20 on the CPU,
     /// 14 on the GPU). Operands with a NaN or an infinity take the native
-    /// product. For `f64` only: `f32` products are native.
+    /// product. For `f64` only: `f32` products are native. The GPU waits
+    /// for these decisions (a scan of the operands, the sample), so work
+    /// that uses them is not recorded as a CUDA graph.
     Int8 { moduli: Option<u8> },
 }
 

@@ -52,6 +52,13 @@ impl CholeskyParams {
         let update_tile = if n <= 6144 { 1024 } else { 2048 };
         CholeskyParams { block_size, leaf_size: 64, update_tile, update: Compute::Native }
     }
+
+    /// Whether the factorization can be recorded for replay: not with FP64
+    /// updates from INT8 products, which decide on the host (the scan for
+    /// NaN, the sampled count of moduli) and so cannot run in a graph.
+    pub(crate) fn recordable(&self) -> bool {
+        !matches!(self.update, Compute::Int8 { .. })
+    }
 }
 
 /// Factors the `uplo` triangle of the square block `block` of `a` in place:
@@ -97,5 +104,9 @@ pub(super) fn factor_triangle<B: Backend, T: Scalar>(
         info.buffer().id(),
         info.block()
     );
-    be.replay(&key, &mut || symmetric::factor(be, tri, a, Leaves::Cholesky, info, offset, params))
+    let mut enqueue = || symmetric::factor(be, tri, a, Leaves::Cholesky, info, offset, params);
+    if !params.recordable() {
+        return enqueue();
+    }
+    be.replay(&key, &mut enqueue)
 }

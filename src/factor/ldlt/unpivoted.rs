@@ -50,8 +50,12 @@ pub(super) fn factor<B: Backend, T: Scalar>(
         work.info.buffer().id()
     );
     be.fill(work.info.rb_mut(), 0)?;
-    be.replay(&key, &mut || {
+    let mut enqueue = || {
         let leaves = Leaves::Ldlt { d: d.rb_mut(), tol, w: [&work.w[0], &work.w[1]], dmat: &work.leaf };
         symmetric::factor(be, *tri, a, leaves, &mut work.info, 0, params)
-    })
+    };
+    if !params.recordable() {
+        return enqueue();
+    }
+    be.replay(&key, &mut enqueue)
 }
