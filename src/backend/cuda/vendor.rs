@@ -43,6 +43,54 @@ pub fn gemm<T: Scalar>(
     }
 }
 
+/// cuBLAS's own FP64 emulation on fixed-point integer products
+/// (`CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT`): `C := A·B` on dense `n × n`
+/// buffers, under `strategy` (`EAGER` emulates wherever cuBLAS can; its
+/// default may run native `dgemm`). The handle's strategy is restored.
+pub fn gemm_emulated(
+    cuda: &Cuda,
+    n: usize,
+    (a, b): (&CudaBuffer<f64>, &CudaBuffer<f64>),
+    c: &mut CudaBuffer<f64>,
+    strategy: cudarc::cublas::sys::cublasEmulationStrategy_t,
+) -> Result<()> {
+    use cudarc::cublas::sys as cb;
+    let d = blas::dim("gemm (emulated)", n)?;
+    let (a, b) = (View::dense(a, n, n)?, View::dense(b, n, n)?);
+    let c = ViewMut::dense(c, n, n)?;
+    let h = *cuda.cublas().handle();
+    let (one, zero) = (1.0f64, 0.0f64);
+    // SAFETY: dense n × n FP64 blocks of live buffers; host scalars.
+    unsafe {
+        blas::status("cublasSetEmulationStrategy", cb::cublasSetEmulationStrategy(h, strategy))?;
+        let s = cb::cublasGemmEx(
+            h,
+            cb::cublasOperation_t::CUBLAS_OP_N,
+            cb::cublasOperation_t::CUBLAS_OP_N,
+            d,
+            d,
+            d,
+            &one as *const f64 as *const c_void,
+            raw(&a) as *const c_void,
+            cb::cudaDataType::CUDA_R_64F,
+            d,
+            raw(&b) as *const c_void,
+            cb::cudaDataType::CUDA_R_64F,
+            d,
+            &zero as *const f64 as *const c_void,
+            raw_mut(&c) as *mut c_void,
+            cb::cudaDataType::CUDA_R_64F,
+            d,
+            cb::cublasComputeType_t::CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT,
+            cb::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+        );
+        let default = cb::cublasEmulationStrategy_t::CUBLAS_EMULATION_STRATEGY_DEFAULT;
+        let restored = cb::cublasSetEmulationStrategy(h, default);
+        blas::status("gemm (cuBLAS FP64 emulation)", s)?;
+        blas::status("cublasSetEmulationStrategy", restored)
+    }
+}
+
 /// cuBLAS `syrk`, lower: `C := A·Aᵀ`.
 pub fn syrk<T: Scalar>(cuda: &Cuda, n: usize, a: &CudaBuffer<T>, c: &mut CudaBuffer<T>) -> Result<()> {
     let d = blas::dim("syrk", n)?;

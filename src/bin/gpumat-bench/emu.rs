@@ -4,7 +4,9 @@
 //! 8192 × 16384), on the same inputs, interleaved, median of `--reps`: for
 //! 13 to 16 moduli and the count chosen per product, on entries of one
 //! magnitude (`φ = 0`) and with spread exponents (`(r − ½)·e^(φ·g)`,
-//! `φ = 1`). Each row gives the time of both, the emulation's TFLOP/s
+//! `φ = 1`), with cuBLAS's own FP64 emulation (`EAGER`) timed beside
+//! `dgemm` in a row of its own. Each row gives the time of both, the
+//! emulation's TFLOP/s
 //! equivalent, and the largest error of both relative to `|A|·|B|`, in
 //! units of `u = 2⁻⁵³`, against double-double references on 256 entries
 //! (the same entries for both). Then the emulation where it is used: the
@@ -114,6 +116,7 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             let b = cuda.upload(&spread(n * n, phi, 2))?;
             let checked = references(cuda, (&a, n, n), (&b, n, false))?;
             let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+            rows.push(cublas_emulation(cuda, settings.reps, n, phi, (&a, &b), &checked)?);
             for compute in COMPUTES {
                 let (av, bv) = (View::dense(&a, n, n)?, View::dense(&b, n, n)?);
                 let t = interleaved(
@@ -147,6 +150,39 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     rows.extend(cholesky(cuda, settings.reps)?);
     rows.extend(gram(cuda, settings.reps)?);
     Ok(rows)
+}
+
+/// cuBLAS's own FP64 emulation (`CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT`,
+/// strategy `EAGER`) against its `dgemm`, on the inputs of [`run`]; a row
+/// that says why where this cuBLAS or GPU refuses it.
+fn cublas_emulation(
+    cuda: &Cuda,
+    reps: usize,
+    n: usize,
+    phi: f64,
+    (a, b): (&CudaBuffer<f64>, &CudaBuffer<f64>),
+    checked: &Checked,
+) -> Result<Value> {
+    use gpumat::backend::cuda::vendor::gemm_emulated;
+    let eager = cudarc::cublas::sys::cublasEmulationStrategy_t::CUBLAS_EMULATION_STRATEGY_EAGER;
+    let (mut emulated, mut native) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+    let op = format!("dgemm {n}³ φ={phi} cuBLAS emulated (eager)");
+    if let Err(e) = gemm_emulated(cuda, n, (a, b), &mut emulated, eager) {
+        println!("{op}: refused: {e}");
+        return Ok(json!({"op": op, "n": n, "phi": phi, "refused": e.to_string()}));
+    }
+    let t = interleaved(
+        cuda,
+        reps,
+        &mut [&mut || gemm_emulated(cuda, n, (a, b), &mut emulated, eager), &mut || {
+            vendor::gemm(cuda, n, a, b, &mut native)
+        }],
+    )?;
+    let (ours, theirs) = (worst(cuda, &emulated, n, n, checked)?, worst(cuda, &native, n, n, checked)?);
+    println!("{op}: {:8.2} ms vs dgemm {:8.2} ms; error {ours:.2}u vs {theirs:.2}u", t[0], t[1]);
+    // "gpumat" here is cuBLAS's emulation: the row is its own baseline.
+    let fields = json!({"phi": phi, "error_u": ours, "vendor_error_u": theirs, "checked_entries": CHECKED});
+    Ok(record(&op, n, t[0], t[1], Some(2.0 * (n as f64).powi(3)), fields))
 }
 
 /// Cholesky at n = 16384 with its trailing updates emulated, against
