@@ -322,3 +322,129 @@ fn min_norm_solves_of_underdetermined_systems() {
         assert!(matches!(e, Err(Error::RankDeficient { .. })), "{e:?}");
     }
 }
+
+/// `m × n` of rank `r`: `X·Y` with `X` `m × r` and `Y` `r × n` random, its
+/// columns scaled by `scales` (cycled) so that the pivoting has work.
+fn low_rank(seed: u64, m: usize, n: usize, r: usize, scales: &[f64]) -> Vec<f64> {
+    let (x, y) = (random(&mut rng(seed), m, r), random(&mut rng(seed + 1), r, n));
+    let mut a = vec![0.0; m * n];
+    for j in 0..n {
+        for i in 0..m {
+            a[i + j * m] = (0..r).map(|p| x[i + p * m] * y[p + j * r]).sum::<f64>() * scales[j % scales.len()];
+        }
+    }
+    a
+}
+
+/// Column pivoting: `‖A·P − Q·R‖_F/‖A‖_F ≤ 4·m·n·u` and `‖QᵀQ − I‖_F ≤
+/// 4·m·u` (against `A`'s columns permuted on the host), `|R(j, j)|`
+/// non-increasing, the rank of exactly rank-deficient matrices found, and
+/// the first pivot the column of largest norm; on shapes tall, wide and
+/// square, with several panels of `T`.
+#[test]
+fn column_pivoting_reveals_the_rank() {
+    let u = u::<f64>();
+    for (m, n, r) in [(60, 40, 40), (60, 40, 17), (40, 60, 25), (300, 280, 150), (9, 9, 1), (5, 1, 1)] {
+        let a = low_rank(m as u64, m, n, r, &[1.0, 1e-3, 30.0, 0.5]);
+        let f = upload::<f64>(&a, m, n).qr_pivoted().unwrap();
+        let perm = f.permutation().to_vec();
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "{m}×{n}: not a permutation");
+        let ap: Vec<f64> = (0..n).flat_map(|j| a[perm[j] * m..][..m].to_vec()).collect();
+        let qr = host(&f.qr().reconstruct().unwrap());
+        let err = rel_error(&qr, &ap);
+        assert!(err <= 4.0 * (m * n) as f64 * u, "{m}×{n} rank {r}: ‖AP − QR‖/‖A‖ = {err:e}");
+        let q = host(&f.qr().q().unwrap());
+        let k = m.min(n);
+        let (qtq, ..) = naive_matmul(&q, (m, k), true, &q, (m, k), false);
+        let off: Vec<f64> = (0..k * k).map(|x| qtq[x] - if x % (k + 1) == 0 { 1.0 } else { 0.0 }).collect();
+        assert!(frobenius(&off) <= 4.0 * m as f64 * u, "{m}×{n}: ‖QᵀQ − I‖ = {:e}", frobenius(&off));
+        let d: Vec<f64> = f.qr().r_diagonal().unwrap().iter().map(|x| x.abs()).collect();
+        for j in 1..d.len() {
+            assert!(d[j] <= d[j - 1] * (1.0 + 1e-10) + 1e-13 * d[0], "{m}×{n}: |R(j, j)| grows at {j}: {d:?}");
+        }
+        assert_eq!(f.rank(None).unwrap(), r.min(k), "{m}×{n}: rank; |R(j, j)| = {:?}", &d[..(r + 2).min(k)]);
+        let norms: Vec<f64> = (0..n).map(|j| frobenius(&a[j * m..][..m])).collect();
+        let largest = norms.iter().cloned().fold(0.0, f64::max);
+        assert_eq!(norms[perm[0]], largest, "{m}×{n}: the first pivot is not the largest column");
+    }
+}
+
+/// The basic solution of a rank-deficient least-squares problem: `n − r`
+/// zeros, the least residual (`‖Aᵀ·(A·x − b)‖ ≤ 10·m·n·u·‖A‖²·‖x‖ + …`, the
+/// normal equations' residual of faer's minimum-norm solution as the
+/// reference residual), and the full-rank answer where the rank is full.
+#[test]
+fn rank_deficient_least_squares_take_the_basic_solution() {
+    let u = u::<f64>();
+    for (m, n, r) in [(50, 30, 12), (30, 50, 20), (40, 40, 39)] {
+        let a = low_rank(7 * m as u64, m, n, r, &[1.0, 4.0]);
+        let b = random(&mut rng(3), m, 2);
+        let (x, rank) = upload::<f64>(&a, m, n).qr_pivoted().unwrap().solve(&upload::<f64>(&b, m, 2)).unwrap();
+        assert_eq!(rank, r);
+        let x = host(&x);
+        assert_eq!(x.iter().filter(|v| **v == 0.0).count(), 2 * (n - r), "{m}×{n}: zeros of the basic solution");
+        // The residual of x against faer's least-squares residual (the
+        // normal equations' solution of least norm, by SVD).
+        let fa = faer_of(&a, m, n);
+        let svd = fa.svd().unwrap();
+        let (s, uu, v) = (svd.S(), svd.U(), svd.V());
+        let fb = faer_of(&b, m, 2);
+        let mut best = Mat::<f64>::zeros(n, 2);
+        for i in 0..r {
+            let coef = uu.col(i).transpose() * &fb;
+            for c in 0..2 {
+                let w = coef[c] / s[i];
+                for p in 0..n {
+                    best[(p, c)] += w * v[(p, i)];
+                }
+            }
+        }
+        let residual = |x: &Mat<f64>| {
+            frobenius(
+                &(0..2)
+                    .flat_map(|c| (0..m).map(move |i| (i, c)))
+                    .map(|(i, c)| (0..n).map(|p| fa[(i, p)] * x[(p, c)]).sum::<f64>() - fb[(i, c)])
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let ours = residual(&Mat::from_fn(n, 2, |p, c| x[p + c * n]));
+        let reference = residual(&best);
+        let a_norm = frobenius(&a);
+        let xn = frobenius(&x);
+        assert!(
+            ours - reference <= 100.0 * (m * n) as f64 * u * a_norm * xn + 1e-12 * reference,
+            "{m}×{n}: residual {ours:e} against {reference:e}"
+        );
+    }
+    // Full rank: the same answer as the unpivoted QR's solve.
+    let (m, n) = (40, 25);
+    let a = random(&mut rng(41), m, n);
+    let b = random(&mut rng(42), m, 1);
+    let (x, rank) = upload::<f64>(&a, m, n).qr_pivoted().unwrap().solve(&upload::<f64>(&b, m, 1)).unwrap();
+    let plain = host(&upload::<f64>(&a, m, n).qr().unwrap().solve(&upload::<f64>(&b, m, 1)).unwrap());
+    assert_eq!(rank, n);
+    assert!(rel_error(&host(&x), &plain) <= 1e3 * (m * n) as f64 * u);
+}
+
+/// Zero and empty matrices, one column, a tolerance out of range, and B of
+/// the wrong height.
+#[test]
+fn pivoted_qr_edge_cases() {
+    let zero = upload::<f64>(&[0.0; 12], 4, 3).qr_pivoted().unwrap();
+    assert_eq!(zero.rank(None).unwrap(), 0);
+    let (x, r) = zero.solve(&upload::<f64>(&[1.0; 4], 4, 1)).unwrap();
+    assert_eq!((host(&x), r), (vec![0.0; 3], 0));
+    let empty = upload::<f64>(&[], 0, 3).qr_pivoted().unwrap();
+    assert_eq!(empty.rank(None).unwrap(), 0);
+    assert_eq!(empty.permutation(), &[0, 1, 2]);
+    let one = upload::<f64>(&[3.0, 4.0], 2, 1).qr_pivoted().unwrap();
+    assert_eq!(one.rank(Some(0.5)).unwrap(), 1);
+    assert!((one.qr().r_diagonal().unwrap()[0].abs() - 5.0).abs() < 1e-14);
+    assert!(matches!(one.rank(Some(f64::NAN)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(one.rank(Some(-1.0)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(one.solve(&upload::<f64>(&[1.0; 3], 3, 1)), Err(Error::DimensionMismatch { .. })));
+    let nan = upload::<f64>(&[1.0, f64::NAN, 0.0, 2.0], 2, 2).qr_pivoted();
+    assert!(matches!(nan, Err(Error::NonFinite { .. })));
+}

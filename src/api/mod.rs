@@ -63,8 +63,10 @@ pub use mixed::{FactorPrecision, MixedOptions, MixedTimings, Refined};
 
 // Householder QR and least squares.
 mod lstsq;
+mod pivoted_qr;
 mod qr;
 pub use lstsq::{LstsqSolution, lstsq, lstsq_with};
+pub use pivoted_qr::PivotedQr;
 pub use qr::Qr;
 
 // Weighted least squares by mixed-precision normal equations.

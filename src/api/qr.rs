@@ -56,6 +56,13 @@ impl<T: Scalar> Matrix<T> {
 }
 
 impl<T: Scalar> Qr<T> {
+    /// The factorization from its factored array and `T` factors, as
+    /// [`qr::factor_in_place`] and [`qr::factor_pivoted_in_place`] leave
+    /// them.
+    pub(super) fn from_parts(data: Matrix<T>, t: Matrix<T>) -> Qr<T> {
+        Qr { data, t }
+    }
+
     /// `κ₁(R)·u` from which a factor is taken as rank deficient: that of
     /// [`LstsqParams`](crate::solve::lstsq::LstsqParams)' default.
     pub const RANK_TOLERANCE: f64 = 1e-2;

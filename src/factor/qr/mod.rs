@@ -19,12 +19,14 @@ mod apply;
 mod condition;
 mod factor;
 mod panel;
+mod pivoted;
 mod reconstruct;
 mod solve;
 
 pub use apply::{apply_block, apply_q};
 pub use condition::{condition_estimate, r_diagonal};
 pub use factor::{QrParams, factor_in_place};
-pub use panel::factor_panel;
+pub use panel::{factor_panel, form_t};
+pub use pivoted::factor_pivoted_in_place;
 pub use reconstruct::{reconstruct, thin_q};
 pub use solve::solve_in_place;
