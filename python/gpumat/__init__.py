@@ -65,6 +65,7 @@ __all__ = [
     "inv",
     "det",
     "rref",
+    "qr",
     "scaled_gram",
     "fit",
     "solve_batched",
@@ -405,6 +406,25 @@ def rref(a, tol=None, device=None):
     call = _Call(device, a=a)
     r, pivots, _rank = _gpumat.rref(call["a"], tol)
     return call.out(r), pivots
+
+
+def qr(a, pivoting=False, device=None):
+    """The economic QR factorization of an m × n ``a``: ``(Q, R)``, ``Q``
+    m × k with orthonormal columns and ``R`` k × n upper trapezoidal,
+    k = min(m, n), as ``scipy.linalg.qr(a, mode="economic")``. With
+    ``pivoting=True``, ``(Q, R, P)`` with ``a[:, P] == Q @ R`` and
+    ``|R[j, j]|`` non-increasing (column pivoting, which reveals the
+    numerical rank; column by column, slower than the plain factorization).
+
+    >>> q, r = gpumat.qr(np.array([[3.0], [4.0]]))
+    >>> abs(r[0, 0])
+    5.0
+    """
+    call = _Call(device, a=a)
+    q, r, p = _gpumat.qr(call["a"], pivoting)
+    if pivoting:
+        return call.out(q), call.out(r), p
+    return call.out(q), call.out(r)
 
 
 def scaled_gram(a, d, device=None):

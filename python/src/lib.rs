@@ -497,6 +497,26 @@ fn det(py: Python<'_>, a: &PyArray) -> PyResult<f64> {
     py.detach(|| a.det()).or_raise()
 }
 
+/// `(Q, R)` of the economic QR factorization, and with `pivoting` the
+/// column order `P` (`a[:, P] = Q·R`, `|R(j, j)|` non-increasing).
+#[pyfunction]
+#[pyo3(signature = (a, pivoting=false))]
+fn qr(py: Python<'_>, a: &PyArray, pivoting: bool) -> PyResult<(PyArray, PyArray, Option<Vec<usize>>)> {
+    let a = &a.inner;
+    let (q, r, p) = py
+        .detach(|| -> gpumat::Result<_> {
+            if pivoting {
+                let f = a.qr_pivoted()?;
+                Ok((f.qr().q()?, f.qr().r()?, Some(f.permutation().to_vec())))
+            } else {
+                let f = a.qr()?;
+                Ok((f.q()?, f.r()?, None))
+            }
+        })
+        .or_raise()?;
+    Ok((wrap(q), wrap(r), p))
+}
+
 /// `(R, pivot columns, rank)` of the reduced row echelon form.
 #[pyfunction]
 #[pyo3(signature = (a, tol=None))]
@@ -835,6 +855,7 @@ fn _gpumat(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(inv, m)?,
         wrap_pyfunction!(det, m)?,
         wrap_pyfunction!(rref, m)?,
+        wrap_pyfunction!(qr, m)?,
         wrap_pyfunction!(scaled_gram, m)?,
         wrap_pyfunction!(ldlt, m)?,
         wrap_pyfunction!(lp_solve, m)?,

@@ -115,6 +115,26 @@ def test_lstsq_of_a_wide_matrix_is_the_least_norm_solution():
         gpumat.lstsq(np.vstack([a[:1], a[:1]]), np.ones(2))
 
 
+def test_qr_and_column_pivoting():
+    m, n = 30, 12
+    a = rng(21).standard_normal((m, n))
+    q, r = gpumat.qr(a)
+    assert q.shape == (m, n) and r.shape == (n, n)
+    # ‖A − QR‖_F/‖A‖_F ≤ c·m·n·u, ‖QᵀQ − I‖_F ≤ c·m·u, R upper triangular.
+    assert np.linalg.norm(q @ r - a) / np.linalg.norm(a) <= 10 * m * n * U
+    assert np.linalg.norm(q.T @ q - np.eye(n)) <= 10 * m * U
+    assert not np.tril(r, -1).any()
+    low = a[:, :4] @ rng(22).standard_normal((4, n))  # rank 4
+    q, r, p = gpumat.qr(low, pivoting=True)
+    assert sorted(p) == list(range(n))
+    assert np.linalg.norm(q @ r - low[:, p]) / np.linalg.norm(low) <= 10 * m * n * U
+    d = np.abs(np.diag(r))
+    assert np.all(d[1:] <= d[:-1] * (1 + 1e-10))
+    assert np.sum(d > max(m, n) * U * d[0]) == 4 == np.linalg.matrix_rank(low)
+    with pytest.raises(gpumat.NonFiniteError):
+        gpumat.qr(np.array([[np.nan, 1.0]]), pivoting=True)
+
+
 def test_factor_objects():
     n = 40
     a = spd(n, 10)
