@@ -22,6 +22,31 @@ impl Default for QrParams {
     }
 }
 
+/// The block size `nb` for `block` (at most `k = min(m, n)`, at least 1),
+/// once `t` is checked to be the `min(nb, k) × k` array of its `T` factors.
+pub(super) fn blocking<B: Backend, T: Scalar>(
+    op: &'static str,
+    block: Block,
+    t: &ViewMut<'_, B, T>,
+    block_size: usize,
+) -> Result<usize> {
+    let (m, n) = (block.rows, block.cols);
+    let k = m.min(n);
+    let nb = block_size.max(1).min(k.max(1));
+    if (t.rows(), t.cols()) != (nb.min(k), k) {
+        return Err(Error::dims(
+            op,
+            format!(
+                "T must be {}×{k} for a {m}×{n} matrix with blocks of {nb}, is {}×{}",
+                nb.min(k),
+                t.rows(),
+                t.cols()
+            ),
+        ));
+    }
+    Ok(nb)
+}
+
 /// Factors the `m × n` block `block` of `a` in place (`R` and the
 /// reflectors, see the module documentation) and writes the panels' `T`
 /// factors into `t`, which must be `min(nb, k) × k` for `k = min(m, n)`.
@@ -34,18 +59,7 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
 ) -> Result<()> {
     let (m, n) = (block.rows, block.cols);
     let k = m.min(n);
-    let nb = params.block_size.max(1).min(k.max(1));
-    if (t.rows(), t.cols()) != (nb.min(k), k) {
-        return Err(Error::dims(
-            "qr",
-            format!(
-                "T must be {}×{k} for a {m}×{n} matrix with blocks of {nb}, is {}×{}",
-                nb.min(k),
-                t.rows(),
-                t.cols()
-            ),
-        ));
-    }
+    let nb = blocking("qr", block, &t, params.block_size)?;
     let mut work = be.alloc::<T>(nb * n.saturating_sub(nb).max(nb))?;
     for j in (0..k).step_by(nb) {
         let kb = nb.min(k - j);

@@ -12,9 +12,10 @@
 //! solved with as for any QR.
 
 use super::apply::apply_block;
+use super::factor::blocking;
 use super::panel::form_t;
 use crate::backend::{Backend, Block, BufferMut, Norm, Op, ViewMut};
-use crate::{Error, Result, Scalar};
+use crate::{Result, Scalar};
 
 /// Factors the `m × n` block `block` of `a` in place with column pivoting
 /// and writes the panels' `T` factors (blocks of `nb` columns) into `t`,
@@ -29,18 +30,7 @@ pub fn factor_pivoted_in_place<B: Backend, T: Scalar>(
 ) -> Result<Vec<usize>> {
     let (m, n) = (block.rows, block.cols);
     let k = m.min(n);
-    let nb = nb.max(1).min(k.max(1));
-    if (t.rows(), t.cols()) != (nb.min(k), k) {
-        return Err(Error::dims(
-            "qr_pivoted",
-            format!(
-                "T must be {}×{k} for a {m}×{n} matrix with blocks of {nb}, is {}×{}",
-                nb.min(k),
-                t.rows(),
-                t.cols()
-            ),
-        ));
-    }
+    let nb = blocking("qr_pivoted", block, &t, nb)?;
     if k == 0 {
         return Ok((0..n).collect());
     }
