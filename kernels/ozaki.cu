@@ -9,7 +9,8 @@
 // es = lda; columns: vs = ldb, es = 1).
 //
 // Launch contract: blockDim = (256, 1, 1) for every kernel; grids are free
-// (grid-stride loops), except ozaki_sample (one block per sampled vector).
+// (grid-stride loops, over rows in x and columns in y for ozaki_residues and
+// ozaki_reconstruct), except ozaki_sample (one block per sampled vector).
 
 #include "common.cuh"
 
@@ -41,13 +42,34 @@ __device__ __forceinline__ int scale_exponent(double norm, double radius) {
     return er - en - (fn > fr ? 1 : 0);
 }
 
-// The balanced residue of the integer-valued x modulo m (fmod is exact).
-__device__ __forceinline__ signed char residue(double x, unsigned m) {
-    double r = fmod(x, (double)m);
-    const double half = (double)(m / 2);
-    if (r > (double)m - 1.0 - half) r -= (double)m;
-    else if (r < -half) r += (double)m;
-    return (signed char)(int)r;
+// rint(z) for |z| < 2^51 by two additions (round to nearest even, exact):
+// the rounding instruction runs at a fraction of the FP64 rate.
+__device__ __forceinline__ double round_small(double z) {
+    const double magic = 6755399441055744.0;  // 1.5 * 2^52
+    return __dsub_rn(__dadd_rn(z, magic), magic);
+}
+
+// The residue of the integer-valued y modulo m, near the balanced range: y -
+// q*m for q = y/m rounded, exact in one fma. Integers of at most 2^51*m
+// take one such step; larger ones (more than 15 moduli) a first step with
+// rint that leaves an integer below 2^53.
+__device__ __forceinline__ double reduce(double y, double m, double minv) {
+    double z = y * minv;
+    if (fabs(z) >= 0x1p51) {
+        y = fma(-rint(z), m, y);
+        z = y * minv;
+    }
+    return fma(-round_small(z), m, y);
+}
+
+// The balanced residue of the integer-valued y modulo m, in -(m/2) ..
+// m-1-(m/2), as the host's ozaki::residue.
+__device__ __forceinline__ int residue(double y, double m, double minv) {
+    double r = reduce(y, m, minv);
+    const double half = floor(0.5 * m);
+    if (r > m - 1.0 - half) r -= m;
+    else if (r < -half) r += m;
+    return (int)r;
 }
 
 // s[v] for each of `count` vectors of `len` entries: the exponent that puts
@@ -81,34 +103,86 @@ extern "C" __global__ void ozaki_exponents(const double* __restrict__ x, long lo
 
 // The INT8 residues of the scaled, rounded vectors, K-major for cuBLAS's
 // "TN" INT8 product: w[t*plane + p + v*ldw] = residue(rint(x_v[p]*2^s[v]),
-// m[t]) for p < len, and 0 for len <= p < ldw (the depth padded to 16).
+// m[t]) for p < len, and 0 for len <= p < ldw (ldw, the depth padded to 16,
+// and plane are multiples of 4). By tiles of SLICE_V vectors and SLICE_P
+// positions through shared memory: read along whichever of v and p is
+// contiguous in x, written four bytes to a word along p.
+#define SLICE_V 32
+#define SLICE_P 32
 extern "C" __global__ void ozaki_slice(const double* __restrict__ x, long long vs, long long es, long long count,
                                        long long len, const int* __restrict__ s, int moduli,
                                        const unsigned* __restrict__ m, signed char* __restrict__ w, long long ldw,
                                        long long plane) {
-    const long long total = ldw * count;
-    for (long long idx = (long long)blockIdx.x * BLOCK + threadIdx.x; idx < total;
-         idx += (long long)gridDim.x * BLOCK) {
-        const long long p = idx % ldw, v = idx / ldw;
-        const double y = p < len ? rint(ldexp_steps(x[v * vs + p * es], s[v])) : 0.0;
-        for (int t = 0; t < moduli; ++t) w[t * plane + idx] = residue(y, m[t]);
+    __shared__ double y[SLICE_V][SLICE_P + 1];
+    __shared__ double mod[MAX_MODULI], inv[MAX_MODULI];
+    if (threadIdx.x < moduli) {
+        mod[threadIdx.x] = (double)m[threadIdx.x];
+        inv[threadIdx.x] = 1.0 / (double)m[threadIdx.x];
+    }
+    const long long tiles_v = (count + SLICE_V - 1) / SLICE_V, tiles_p = (ldw + SLICE_P - 1) / SLICE_P;
+    // Along v when the vectors' entries are apart and the vectors are not.
+    const bool along_v = vs == 1 && es != 1;
+    for (long long tile = blockIdx.x; tile < tiles_v * tiles_p; tile += gridDim.x) {
+        const long long v0 = tile / tiles_p * SLICE_V, p0 = tile % tiles_p * SLICE_P;
+        __syncthreads();
+        for (int e = threadIdx.x; e < SLICE_V * SLICE_P; e += BLOCK) {
+            const int a = e % 32, b = e / 32;
+            const int vl = along_v ? a : b, pl = along_v ? b : a;
+            const long long v = v0 + vl, p = p0 + pl;
+            double val = 0.0;
+            if (v < count && p < len) val = rint(ldexp_steps(x[v * vs + p * es], s[v]));
+            y[vl][pl] = val;
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < SLICE_V * SLICE_P / 4; e += BLOCK) {
+            const int vl = e / (SLICE_P / 4), pl = e % (SLICE_P / 4) * 4;
+            const long long v = v0 + vl, p = p0 + pl;
+            if (v >= count || p >= ldw) continue;
+            unsigned* out = (unsigned*)(w + p + v * ldw);
+            for (int t = 0; t < moduli; ++t) {
+                unsigned word = 0;
+#pragma unroll
+                for (int q = 0; q < 4; ++q) word |= (unsigned)(residue(y[vl][pl + q], mod[t], inv[t]) & 0xff) << (8 * q);
+                out[t * plane / 4] = word;
+            }
+        }
     }
 }
 
 // r[i + j*ldr] = c(i, j) mod m in 0..m-1, added to the residue already
-// there when `accumulate` (the chunks of a deep product).
+// there when `accumulate` (the segments of a deep product). Four rows per
+// thread (c, r and ldc, ldr 16- and 4-byte aligned), by blockIdx.x, columns
+// by blockIdx.y: no division of a flat index.
+__device__ __forceinline__ unsigned char residue_of(int c, unsigned char old, double m, double minv, int accumulate) {
+    double v = reduce((double)c, m, minv);
+    if (v < 0.0) v += m;
+    if (accumulate) {
+        v += (double)old;
+        if (v >= m) v -= m;
+    }
+    return (unsigned char)(int)v;
+}
+
 extern "C" __global__ void ozaki_residues(const int* __restrict__ c, long long ldc, long long rows, long long cols,
                                           unsigned m, unsigned char* __restrict__ r, long long ldr, int accumulate) {
-    const long long total = rows * cols;
-    for (long long idx = (long long)blockIdx.x * BLOCK + threadIdx.x; idx < total;
-         idx += (long long)gridDim.x * BLOCK) {
-        const long long i = idx % rows, j = idx / rows;
-        const int mm = (int)m;
-        int v = c[i + j * ldc] % mm;
-        if (v < 0) v += mm;
-        unsigned char* out = r + i + j * ldr;
-        if (accumulate) v = (v + (int)*out) % mm;
-        *out = (unsigned char)v;
+    const double md = (double)m, minv = 1.0 / md;
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        for (long long i = 4 * ((long long)blockIdx.x * BLOCK + threadIdx.x); i < rows;
+             i += 4 * (long long)gridDim.x * BLOCK) {
+            const int* in = c + i + j * ldc;
+            unsigned char* out = r + i + j * ldr;
+            if (i + 4 <= rows) {
+                const int4 x = *(const int4*)in;
+                const uchar4 o = accumulate ? *(const uchar4*)out : make_uchar4(0, 0, 0, 0);
+                *(uchar4*)out = make_uchar4(residue_of(x.x, o.x, md, minv, accumulate),
+                                            residue_of(x.y, o.y, md, minv, accumulate),
+                                            residue_of(x.z, o.z, md, minv, accumulate),
+                                            residue_of(x.w, o.w, md, minv, accumulate));
+            } else {
+                for (long long e = 0; e < rows - i; ++e)
+                    out[e] = residue_of(in[e], accumulate ? out[e] : 0, md, minv, accumulate);
+            }
+        }
     }
 }
 
@@ -119,60 +193,88 @@ __device__ __forceinline__ void two_sum(double a, double b, double& s, double& e
     e = (a - (s - bb)) + (b - bb);
 }
 
-// C := alpha*2^-(s_i+t_j)*X + beta*C on all of C (part 0), its lower (1) or
-// upper (2) triangle, X(i, j) the integer in (-P/2, P/2) whose residues are
-// r[t*plane + i + j*rows]: Garner's mixed-radix digits (inverses[t(t-1)/2 +
-// s] = m_s^-1 mod m_t), made balanced, summed by Horner in double-double.
-// beta = 0 does not read C.
-extern "C" __global__ void ozaki_reconstruct(const unsigned char* __restrict__ r, long long plane, int moduli,
-                                             const unsigned* __restrict__ m, const unsigned* __restrict__ inverses,
-                                             const int* __restrict__ s, const int* __restrict__ t, long long rows,
-                                             long long cols, double alpha, double beta, double* __restrict__ c,
-                                             long long ldc, int part) {
-    const long long total = rows * cols;
-    for (long long idx = (long long)blockIdx.x * BLOCK + threadIdx.x; idx < total;
-         idx += (long long)gridDim.x * BLOCK) {
-        const long long i = idx % rows, j = idx / rows;
-        if ((part == 1 && i < j) || (part == 2 && i > j)) continue;
-        unsigned digit[MAX_MODULI];
-        for (int q = 0; q < moduli; ++q) {
-            const unsigned mq = m[q];
-            unsigned x = r[q * plane + idx];
-            const unsigned* inv = inverses + q * (q - 1) / 2;
-            for (int p = 0; p < q; ++p) x = (x + mq - digit[p] % mq) % mq * inv[p] % mq;
-            digit[q] = x;
-        }
-        int balanced[MAX_MODULI];
-        unsigned carry = 0;
-        for (int q = 0; q < moduli; ++q) {
-            const int d = (int)(digit[q] + carry);
-            const int mq = (int)m[q];
-            if (d > (mq - 1) / 2) {
-                balanced[q] = d - mq;
-                carry = 1;
-            } else {
-                balanced[q] = d;
-                carry = 0;
-            }
-        }
-        // (hi, lo) := (hi, lo)*m_q + d_q, as the host's Dd::mul_f64 then
-        // Dd::add_f64.
-        double hi = (double)balanced[moduli - 1], lo = 0.0;
-        for (int q = moduli - 2; q >= 0; --q) {
-            const double mq = (double)m[q];
-            const double p = hi * mq;
-            const double pe = fma(hi, mq, -p);
-            // Intrinsics: NVRTC contracts a*b + c into an FMA otherwise,
-            // which the host's arithmetic does not.
-            two_sum(p, __dadd_rn(pe, __dmul_rn(lo, mq)), hi, lo);
-            double sum, err;
-            two_sum(hi, (double)balanced[q], sum, err);
-            two_sum(sum, err + lo, hi, lo);
-        }
-        const double v = __dmul_rn(alpha, ldexp_steps(hi + lo, -(s[i] + t[j])));
-        double* out = c + i + j * ldc;
-        *out = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, *out));
+// The constants of a launch in shared memory: the chunks of each Z_t, of P,
+// and 1/P (the host's Ozaki::constants).
+#define MAX_CHUNKS 4
+#define CHUNK_RADIX 1099511627776.0  // 2^40
+
+// The integer in (-P/2, P/2) with residues r[t*plane] (each 0..m_t-1)
+// modulo the first N moduli, rounded to FP64, in C chunks of 40 bits: the
+// host's Ozaki::reconstruct operation for operation (fma where it takes
+// mul_add, intrinsics elsewhere so that NVRTC contracts nothing).
+template <int N, int C>
+__device__ __forceinline__ double crt(const unsigned char* r, long long plane, const double* k) {
+    double x[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) x[j] = 0.0;
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+        // The byte as a double without the conversion unit: 2^52 + r - 2^52.
+        const double rt = __dsub_rn(__hiloint2double(0x43300000, r[t * plane]), 4503599627370496.0);
+#pragma unroll
+        for (int j = 0; j < C; ++j) x[j] = fma(rt, k[t * C + j], x[j]);
     }
+    const double* p = k + N * C;
+    double approx = x[C - 1];
+#pragma unroll
+    for (int j = C - 2; j >= 0; --j) approx = __dadd_rn(__dmul_rn(approx, CHUNK_RADIX), x[j]);
+    const double q = round_small(__dmul_rn(approx, p[C]));
+#pragma unroll
+    for (int j = 0; j < C; ++j) x[j] = fma(-q, p[j], x[j]);
+#pragma unroll
+    for (int j = 0; j < C - 1; ++j) {
+        const double carry = round_small(__dmul_rn(x[j], 1.0 / CHUNK_RADIX));
+        x[j] = fma(-carry, CHUNK_RADIX, x[j]);
+        x[j + 1] = __dadd_rn(x[j + 1], carry);
+    }
+    double hi = __dmul_rn(x[C - 1], pow2(40 * (C - 1))), lo = 0.0;
+#pragma unroll
+    for (int j = C - 2; j >= 0; --j) {
+        double sum, err;
+        two_sum(hi, __dmul_rn(x[j], pow2(40 * j)), sum, err);
+        two_sum(sum, __dadd_rn(lo, err), hi, lo);
+    }
+    return __dadd_rn(hi, lo);
+}
+
+// C := alpha*2^-(s_i+t_j)*X + beta*C on all of C (part 0), its lower (1) or
+// upper (2) triangle, X(i, j) the integer whose residues are r[t*plane + i +
+// j*ldr]. beta = 0 does not read C. Columns by blockIdx.y.
+template <int N, int C>
+__device__ void reconstruct(const unsigned char* r, long long plane, const double* k, const int* s, const int* t,
+                            long long rows, long long cols, long long ldr, double alpha, double beta, double* c,
+                            long long ldc, int part) {
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < rows; i += (long long)gridDim.x * BLOCK) {
+            if ((part == 1 && i < j) || (part == 2 && i > j)) continue;
+            const double x = crt<N, C>(r + i + j * ldr, plane, k);
+            const double v = __dmul_rn(alpha, ldexp_steps(x, -(s[i] + t[j])));
+            double* out = c + i + j * ldc;
+            *out = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, *out));
+        }
+    }
+}
+
+extern "C" __global__ void ozaki_reconstruct(const unsigned char* __restrict__ r, long long plane, int moduli,
+                                             int chunks, const double* __restrict__ constants,
+                                             const int* __restrict__ s, const int* __restrict__ t, long long rows,
+                                             long long cols, long long ldr, double alpha, double beta,
+                                             double* __restrict__ c, long long ldc, int part) {
+    __shared__ double k[(MAX_MODULI + 1) * MAX_CHUNKS + 1];
+    for (int q = threadIdx.x; q < (moduli + 1) * chunks + 1; q += BLOCK) k[q] = constants[q];
+    __syncthreads();
+#define CASE(n, cc)                                                                   \
+    if (moduli == n && chunks == cc) {                                                \
+        reconstruct<n, cc>(r, plane, k, s, t, rows, cols, ldr, alpha, beta, c, ldc, part); \
+        return;                                                                       \
+    }
+    // The host's chunk counts, ceil(log2(P)/40), for 2 to 20 moduli.
+    CASE(2, 1) CASE(3, 1) CASE(4, 1) CASE(5, 1)
+    CASE(6, 2) CASE(7, 2) CASE(8, 2) CASE(9, 2) CASE(10, 2)
+    CASE(11, 3) CASE(12, 3) CASE(13, 3) CASE(14, 3) CASE(15, 3)
+    CASE(16, 4) CASE(17, 4) CASE(18, 4) CASE(19, 4) CASE(20, 4)
+#undef CASE
+    __trap();  // a count the host does not make: fail the launch, write nothing
 }
 
 // Column col0 + b of w (leading dimension ldw, len rows) := |x_v|/max|x_v|

@@ -134,12 +134,16 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     // The Ozaki scheme II: exponents(x, vs, es, count, len, radius, s),
     // slice(x, vs, es, count, len, s, moduli, m, w, ldw, plane),
     // residues(c, ldc, rows, cols, m, r, ldr, accumulate), reconstruct(r, plane,
-    // moduli, m, inverses, s, t, rows, cols, alpha, beta, c, ldc, part),
+    // moduli, chunks, constants, s, t, rows, cols, ldr, alpha, beta, c, ldc, part),
     // sample(x, vs, es, count, len, samples, w, ldw, col0).
     add("ozaki.cu", "ozaki_exponents".into(), vec![P, I64, I64, I64, I64, "f64", P]);
     add("ozaki.cu", "ozaki_slice".into(), vec![P, I64, I64, I64, I64, P, I32, P, P, I64, I64]);
     add("ozaki.cu", "ozaki_residues".into(), vec![P, I64, I64, I64, I32, P, I64, I32]);
-    add("ozaki.cu", "ozaki_reconstruct".into(), vec![P, I64, I32, P, P, P, P, I64, I64, "f64", "f64", P, I64, I32]);
+    add(
+        "ozaki.cu",
+        "ozaki_reconstruct".into(),
+        vec![P, I64, I32, I32, P, P, P, I64, I64, I64, "f64", "f64", P, I64, I32],
+    );
     add("ozaki.cu", "ozaki_sample".into(), vec![P, I64, I64, I64, I64, I64, P, I64, I64]);
     // cast(src, lds, dst, ldd, rows, cols)
     add("elementwise.cu", "cast_f64_f32".into(), vec![P, I64, P, I64, I64, I64]);

@@ -9,9 +9,13 @@
 //! the `mₜ`. For each modulus the residues of `A'` and `B'` (balanced, in
 //! −128…127) are INT8 matrices, and their product with INT32 accumulation is
 //! exact while the depth stays under 2¹⁷ ([`MAX_DEPTH`]); its residue modulo
-//! `mₜ` is the residue of `A'·B'`. The Chinese remainder theorem, in Garner's
-//! mixed-radix form with balanced digits, gives each entry of `A'·B'` back
-//! from its `N` residues, and `C = 2^(−sᵢ−tₗ)·(A'·B')ᵢₗ`.
+//! `mₜ` is the residue of `A'·B'`. The Chinese remainder theorem gives each
+//! entry of `A'·B'` back from its `N` residues `rₜ` as the integer in
+//! `(−P/2, P/2)` congruent to `S = Σ rₜ·Zₜ` modulo `P`, with `Zₜ =
+//! yₜ·P/mₜ` and `yₜ = (P/mₜ)⁻¹ mod mₜ` (so `Zₜ < P`): `S` is summed exactly
+//! in FP64 by chunks of 40 bits of the `Zₜ`, and `P·round(S/P)` taken off
+//! chunk by chunk (Ozaki, Uchino and Imamura's accumulation). Then `C =
+//! 2^(−sᵢ−tₗ)·(A'·B')ᵢₗ`.
 //!
 //! The only errors are the roundings of `A` and `B` to integers and the last
 //! rounding of each entry: `|Ĉᵢₗ − Cᵢₗ| ≲ ‖aᵢ‖₂·‖bₗ‖₂/R + u·|Cᵢₗ|` with
@@ -26,8 +30,6 @@
 //! residues and the reconstruction; `kernels/ozaki.cu` repeats them on the
 //! GPU operation for operation (its 2-norms sum in another order).
 
-use crate::scalar::dd::Dd;
-
 /// Pairwise coprime moduli, largest first: `256 = 2⁸`, `255 = 3·5·17`,
 /// `253 = 11·23`, `247 = 13·19`, `217 = 7·31`, and primes.
 pub const MODULI: [u32; 20] =
@@ -41,15 +43,21 @@ pub const MAX_DEPTH: usize = 131_056;
 /// integers keep fewer bits than FP32.
 pub const MIN_MODULI: usize = 6;
 
+/// Bits in a chunk of the reconstruction's constants: a residue (below
+/// 2⁸) times a chunk, summed over 20 moduli, stays below 2⁵³.
+const CHUNK_BITS: i32 = 40;
+
 /// The scheme with the first `count` of [`MODULI`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ozaki {
     count: usize,
     /// `log₂(P/2)`.
     log2_half_p: f64,
-    /// `inverses[t·(t−1)/2 + s] = mₛ⁻¹ mod mₜ` for `s < t`: Garner's
-    /// constants.
-    inverses: Vec<u32>,
+    /// Chunks of [`CHUNK_BITS`] bits, least significant first, that make up
+    /// each `Zₜ` (`chunks` of them per modulus, modulus after modulus),
+    /// then `P`, then `1/P` rounded.
+    constants: Vec<f64>,
+    chunks: usize,
 }
 
 impl Ozaki {
@@ -57,14 +65,24 @@ impl Ozaki {
     pub fn new(count: usize) -> Ozaki {
         assert!((2..=MODULI.len()).contains(&count), "the Ozaki scheme takes 2 to {} moduli", MODULI.len());
         let m = &MODULI[..count];
-        let log2_half_p = m.iter().map(|&x| (x as f64).log2()).sum::<f64>() - 1.0;
-        let mut inverses = Vec::with_capacity(count * (count - 1) / 2);
-        for t in 1..count {
-            for s in 0..t {
-                inverses.push(inverse_mod(m[s] % m[t], m[t]));
-            }
+        let log2_p = m.iter().map(|&x| (x as f64).log2()).sum::<f64>();
+        let chunks = (log2_p / CHUNK_BITS as f64).ceil() as usize;
+        let product = |skip: Option<usize>| {
+            let mut x = Chunks::one(chunks);
+            (0..count).filter(|&t| Some(t) != skip).for_each(|t| x.mul_small(m[t] as u64));
+            x
+        };
+        let mut constants = Vec::with_capacity((count + 1) * chunks + 1);
+        for (t, &mt) in m.iter().enumerate() {
+            let mut z = product(Some(t));
+            let weight = inverse_mod(z.rem_small(mt as u64) as u32, mt);
+            z.mul_small(weight as u64);
+            constants.extend(z.0.iter().map(|&c| c as f64));
         }
-        Ozaki { count, log2_half_p, inverses }
+        let p = product(None);
+        constants.extend(p.0.iter().map(|&c| c as f64));
+        constants.push(1.0 / p.to_f64());
+        Ozaki { count, log2_half_p: log2_p - 1.0, constants, chunks }
     }
 
     pub fn count(&self) -> usize {
@@ -75,10 +93,15 @@ impl Ozaki {
         &MODULI[..self.count]
     }
 
-    /// Garner's constants, `mₛ⁻¹ mod mₜ` for `s < t`, ordered by `t`, then
-    /// `s`.
-    pub fn inverses(&self) -> &[u32] {
-        &self.inverses
+    /// The chunks of the `Zₜ` and of `P`, and `1/P`: the reconstruction's
+    /// constants, as `kernels/ozaki.cu` takes them.
+    pub fn constants(&self) -> &[f64] {
+        &self.constants
+    }
+
+    /// Chunks per constant: `⌈log₂P/40⌉`.
+    pub fn chunks(&self) -> usize {
+        self.chunks
     }
 
     /// The most a row of `A'` or a column of `B'` of `depth` entries may
@@ -89,37 +112,79 @@ impl Ozaki {
         (self.log2_half_p / 2.0).exp2() * (1.0 - 2f64.powi(-24)) - (depth as f64).sqrt() / 2.0
     }
 
-    /// `(hi, lo)` of the balanced mixed-radix digits of the integer whose
-    /// residues modulo the moduli are `residues` (each in `0..mₜ`), as a
-    /// double-double: the integer in `(−P/2, P/2)` with those residues,
-    /// to about 106 bits.
-    pub fn reconstruct(&self, residues: &[u32]) -> Dd {
+    /// The integer in `(−P/2, P/2)` whose residues modulo the moduli are
+    /// `residues` (each in `0..mₜ`), rounded to FP64. Every step is exact
+    /// but the last sum of chunks: `Sⱼ = Σ rₜ·Zₜⱼ < 20·2⁸·2⁴⁰`; `q =
+    /// round(S/P)`, at most `20·2⁸`, from an approximate `S` (the integer's
+    /// distance to ±P/2, over `2⁻²⁴·P/2`, absorbs the approximation);
+    /// `Sⱼ − q·Pⱼ`; carries that bring every chunk but the top one under
+    /// `2³⁹`; and the chunks summed from the top in double-double.
+    pub fn reconstruct(&self, residues: &[u32]) -> f64 {
         debug_assert_eq!(residues.len(), self.count);
-        let m = self.moduli();
-        let mut digits = [0u32; MODULI.len()];
-        for t in 0..self.count {
-            let mt = m[t];
-            let mut x = residues[t];
-            let base = t * t.saturating_sub(1) / 2;
-            for (s, &d) in digits[..t].iter().enumerate() {
-                x = (x + mt - d % mt) % mt * self.inverses[base + s] % mt;
+        let c = self.chunks;
+        let (z, rest) = self.constants.split_at(self.count * c);
+        let (p, p_inv) = (&rest[..c], rest[c]);
+        let mut x = [0.0f64; 4];
+        for (t, &r) in residues.iter().enumerate() {
+            for j in 0..c {
+                x[j] = (r as f64).mul_add(z[t * c + j], x[j]);
             }
-            digits[t] = x;
         }
-        // Balanced digits, `−mₜ/2 ≤ dₜ < mₜ/2`: the final carry is the `P`
-        // that a negative integer's residues add.
-        let mut balanced = [0i32; MODULI.len()];
+        let radix = 2f64.powi(CHUNK_BITS);
+        let approx = (0..c).rev().fold(0.0, |a, j| a * radix + x[j]);
+        let q = (approx * p_inv).round_ties_even();
+        for j in 0..c {
+            x[j] = (-q).mul_add(p[j], x[j]);
+        }
+        for j in 0..c - 1 {
+            let carry = (x[j] / radix).round_ties_even();
+            x[j] = (-carry).mul_add(radix, x[j]);
+            x[j + 1] += carry;
+        }
+        let (mut hi, mut lo) = (x[c - 1] * 2f64.powi(CHUNK_BITS * (c as i32 - 1)), 0.0);
+        for j in (0..c - 1).rev() {
+            let (sum, err) = two_sum(hi, x[j] * 2f64.powi(CHUNK_BITS * j as i32));
+            (hi, lo) = two_sum(sum, lo + err);
+        }
+        hi + lo
+    }
+}
+
+/// `(s, e)` with `s = fl(a + b)` and `s + e = a + b` exactly (Knuth).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// A nonnegative integer in chunks of [`CHUNK_BITS`] bits, least
+/// significant first: the products of moduli, which pass 2¹²⁸.
+struct Chunks(Vec<u64>);
+
+impl Chunks {
+    fn one(len: usize) -> Chunks {
+        let mut x = vec![0; len];
+        x[0] = 1;
+        Chunks(x)
+    }
+
+    /// `self·f` for `f < 2¹⁶`; the product must fit.
+    fn mul_small(&mut self, f: u64) {
         let mut carry = 0;
-        for t in 0..self.count {
-            let d = (digits[t] + carry) as i32;
-            (balanced[t], carry) = if d > (m[t] as i32 - 1) / 2 { (d - m[t] as i32, 1) } else { (d, 0) };
+        for c in &mut self.0 {
+            let v = *c * f + carry;
+            *c = v & ((1 << CHUNK_BITS) - 1);
+            carry = v >> CHUNK_BITS;
         }
-        // Horner from the most significant digit, in double-double.
-        let mut x = Dd::new(balanced[self.count - 1] as f64);
-        for t in (0..self.count - 1).rev() {
-            x = x.mul_f64(m[t] as f64).add_f64(balanced[t] as f64);
-        }
-        x
+        assert_eq!(carry, 0, "the product of the moduli outgrew its chunks");
+    }
+
+    fn rem_small(&self, m: u64) -> u64 {
+        self.0.iter().rev().fold(0, |r, &c| ((r << CHUNK_BITS) + c) % m)
+    }
+
+    fn to_f64(&self) -> f64 {
+        self.0.iter().rev().fold(0.0, |a, &c| a * 2f64.powi(CHUNK_BITS) + c as f64)
     }
 }
 
@@ -289,19 +354,22 @@ mod tests {
 
     #[test]
     fn reconstruction_inverts_the_residues() {
-        // Integers near ±P/2 and small ones, for several counts: exact where
-        // the integer fits in i128 (and so in 106 bits for the comparison).
+        // Integers near ±P/2 (within the margin that `radius` keeps) and
+        // small ones, for several counts, where the integer fits in i128
+        // (whose conversion to f64 rounds correctly); and the constants of
+        // every count fit their chunks.
         for count in [2, 6, 8, 13, 14, 16] {
             let oz = Ozaki::new(count);
             let p: i128 = oz.moduli().iter().map(|&m| m as i128).product();
-            let cases = [0, 1, -1, 255, -256, 123_456_789, p / 2 - 1, -(p / 2 - 1), p / 3, -p / 7];
+            let edge = p / 2 - (p >> 25);
+            let cases = [0, 1, -1, 255, -256, 123_456_789, edge, -edge, p / 3, -p / 7, (1 << 100) + 1];
             for &v in cases.iter().filter(|v| v.abs() < p / 2) {
                 let residues: Vec<u32> = oz.moduli().iter().map(|&m| v.rem_euclid(m as i128) as u32).collect();
-                let x = oz.reconstruct(&residues);
-                let back = x.hi as i128 + x.lo as i128;
-                let tolerance = (v.unsigned_abs() >> 104) as i128;
-                assert!((back - v).abs() <= tolerance, "count {count}: {v} came back as {back}");
+                assert_eq!(oz.reconstruct(&residues), v as f64, "count {count}: {v}");
             }
+        }
+        for count in 2..=MODULI.len() {
+            assert_eq!(Ozaki::new(count).chunks(), (Ozaki::new(count).log2_half_p + 1.0).div_euclid(40.0) as usize + 1);
         }
     }
 

@@ -50,7 +50,7 @@ pub(super) fn product<T: Scalar>(par: Par, moduli: Option<u8>, a: MatRef<'_, T>,
     }
     Some(Mat::from_fn(m, n, |i, l| {
         let entry = &residues[(i + l * m) * count..][..count];
-        ozaki::ldexp(oz.reconstruct(entry).to_f64(), -(s[i] + t[l]))
+        ozaki::ldexp(oz.reconstruct(entry), -(s[i] + t[l]))
     }))
 }
 
