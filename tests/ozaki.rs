@@ -9,7 +9,7 @@ mod common;
 use common::{device, rng};
 use gpumat::Error;
 use gpumat::backend::ozaki::{MAX_DEPTH, MODULI};
-use gpumat::backend::{Backend, Compute, Cpu, Op, View, ViewMut};
+use gpumat::backend::{Backend, Compute, Cpu, Op, Tuning, View, ViewMut};
 use gpumat::layout::Uplo;
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -58,10 +58,33 @@ fn reference(a: &[f64], ta: bool, b: &[f64], tb: bool, (m, k, n): (usize, usize,
     (exact, size)
 }
 
-/// `C := α·op(A)·op(B) + β·C` by `gemm_in` on the device under test, `C`
-/// starting as `c0`.
-#[allow(clippy::too_many_arguments)]
+/// The device under test, emulating products of every size where the count
+/// of moduli is chosen (`Tuning::fp64_products_from` is 16384 on the GPU
+/// otherwise), so that small products test the choice.
+fn emulating() -> gpumat::Device {
+    let dev = device();
+    let name = if dev.is_cpu() { "cpu" } else { "cuda" };
+    gpumat::Device::with_tuning(name, Tuning { fp64_products_from: 0, ..dev.tuning() }).unwrap()
+}
+
+/// `C := α·op(A)·op(B) + β·C` by `gemm_in` on the device under test
+/// ([`emulating`]), `C` starting as `c0`.
 fn gemm_in(
+    compute: Compute,
+    alpha: f64,
+    a: (&[f64], bool),
+    b: (&[f64], bool),
+    beta: f64,
+    c0: &[f64],
+    mkn: (usize, usize, usize),
+) -> gpumat::Result<Vec<f64>> {
+    gemm_on(&emulating(), compute, alpha, a, b, beta, c0, mkn)
+}
+
+/// [`gemm_in`] on `dev`.
+#[allow(clippy::too_many_arguments)]
+fn gemm_on(
+    dev: &gpumat::Device,
     compute: Compute,
     alpha: f64,
     (a, ta): (&[f64], bool),
@@ -70,7 +93,6 @@ fn gemm_in(
     c0: &[f64],
     (m, k, n): (usize, usize, usize),
 ) -> gpumat::Result<Vec<f64>> {
-    let dev = device();
     let op = |t| if t { Op::Trans } else { Op::NoTrans };
     let (ar, ac) = if ta { (k, m) } else { (m, k) };
     let (br, bc) = if tb { (n, k) } else { (k, n) };
@@ -307,6 +329,24 @@ fn deep_products_are_exact_in_chunks() {
     assert!(err <= 1.0, "k = {k}: {err:.2}·u");
 }
 
+/// On the GPU, a product smaller than `Tuning::fp64_products_from` in any
+/// dimension is native where the count is chosen (the emulation's passes
+/// would outweigh its products), bit for bit; a fixed count still emulates.
+#[test]
+fn small_products_are_native_where_the_count_is_chosen() {
+    let dev = device();
+    if dev.is_cpu() {
+        return; // the CPU's emulation is the reference, of every size
+    }
+    let (m, k, n) = (64, 300, 48);
+    let mut r = rng(21);
+    let (a, b) = (spread(&mut r, m * k, 0.0), spread(&mut r, k * n, 0.0));
+    let run = |compute| gemm_on(&dev, compute, 1.0, (&a, false), (&b, false), 0.0, &vec![0.0; m * n], (m, k, n));
+    let native = run(Compute::Native).unwrap();
+    assert_eq!(run(Compute::Int8 { moduli: None }).unwrap(), native);
+    assert_ne!(run(Compute::Int8 { moduli: Some(13) }).unwrap(), native, "a fixed count emulates at any size");
+}
+
 /// The device under test and the CPU backend (the scheme's reference) give
 /// the same products to within a unit roundoff of `|A|·|B|` (their 2-norms
 /// may round apart, and with them a scaling exponent).
@@ -342,7 +382,6 @@ fn the_device_agrees_with_the_cpu_reference() {
 /// `‖A − LLᵀ‖/‖A‖ ≤ 10·n·u` that is not the native one bit for bit.
 #[test]
 fn the_fp64_products_setting_reaches_gram_matrices_and_cholesky() {
-    use gpumat::backend::Tuning;
     use gpumat::{Device, SymStorage};
     let native = device();
     let name = if native.is_cpu() { "cpu" } else { "cuda" };

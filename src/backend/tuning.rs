@@ -39,6 +39,12 @@ pub struct Tuning {
     /// natively (the default), or from INT8 products by the Ozaki scheme
     /// ([`Compute::Int8`](super::Compute::Int8)).
     pub fp64_products: Compute,
+    /// The smallest `m`, `n` and `k` of a product that
+    /// [`Compute::Int8`](super::Compute::Int8)`{ moduli: None }` emulates
+    /// on the GPU; smaller ones are native (`GPUMAT_FP64_PRODUCTS_FROM`).
+    /// The default, 16384, is where the emulation overtakes `dgemm` on an
+    /// H100; GPUs with another ratio of INT8 to FP64 rates move it.
+    pub fp64_products_from: usize,
 }
 
 impl Default for Tuning {
@@ -50,6 +56,7 @@ impl Default for Tuning {
             split: SplitTuning::default(),
             split_ratio: None,
             fp64_products: Compute::Native,
+            fp64_products_from: 16384,
         }
     }
 }
@@ -178,6 +185,10 @@ impl Tuning {
                 None => Compute::Native,
                 Some((n, v)) => Compute::parse_fp64(&v).map_err(|_| invalid(n, &v))?,
             },
+            fp64_products_from: match read("GPUMAT_FP64_PRODUCTS_FROM") {
+                None => Tuning::default().fp64_products_from,
+                Some((n, v)) => v.parse().map_err(|_| invalid(n, &v))?,
+            },
         })
     }
 }
@@ -209,10 +220,12 @@ mod tests {
             ("GPUMAT_SPLIT_LEAF", "256"),
             ("GPUMAT_SPLIT_RATIO", "0.75"),
             ("GPUMAT_FP64_PRODUCTS", "INT8:15"),
+            ("GPUMAT_FP64_PRODUCTS_FROM", "0"),
         ])
         .unwrap();
         assert_eq!(t.split_ratio, Some(0.75));
         assert_eq!(t.fp64_products, Compute::Int8 { moduli: Some(15) });
+        assert_eq!(t.fp64_products_from, 0);
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });

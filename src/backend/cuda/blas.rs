@@ -156,7 +156,8 @@ pub unsafe fn gemm_ex(
     status("gemm (tensor cores)", s)
 }
 
-/// `C := op(A)·op(B)` of INT8 blocks into INT32, exact (cuBLAS's integer
+/// `C := op(A)·op(B)`, or `C += op(A)·op(B)` when `accumulate`, of INT8
+/// blocks into INT32, exact while no sum leaves INT32 (cuBLAS's integer
 /// tensor-core products: "TN" with K-major operands, addresses 16-byte
 /// aligned and leading dimensions multiples of 16 bytes, is the layout they
 /// take at full rate).
@@ -168,8 +169,9 @@ pub unsafe fn gemm_i8(
     (a, lda): (u64, i32),
     (b, ldb): (u64, i32),
     (c, ldc): (u64, i32),
+    accumulate: bool,
 ) -> Result<()> {
-    let (one, zero) = (1i32, 0i32);
+    let (one, beta) = (1i32, accumulate as i32);
     // SAFETY: as `gemm`, with INT8 blocks at `a` and `b` and INT32 at `c`.
     let s = unsafe {
         sys::cublasGemmEx(
@@ -186,7 +188,7 @@ pub unsafe fn gemm_i8(
             b as _,
             sys::cudaDataType::CUDA_R_8I,
             ldb,
-            &zero as *const i32 as _,
+            &beta as *const i32 as _,
             c as _,
             sys::cudaDataType::CUDA_R_32I,
             ldc,

@@ -17,12 +17,15 @@ use crate::backend::{Backend, Compute, Op, View, ViewMut};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
 
-/// The most moduli with which the emulation is expected to beat a native
-/// product on an H100: its INT8 products run at 800–940 TOP/s and FP64's at
-/// 55–60 TFLOP/s, a ratio of about 15, less the passes around them. With
-/// [`Compute::Int8`]`{ moduli: None }`, operands that need more take the
-/// native product.
-pub(super) const FASTER_UP_TO: usize = 14;
+/// Where [`Compute::Int8`]`{ moduli: None }` takes the emulation: products
+/// whose three dimensions all reach `Tuning::fp64_products_from` (16384
+/// unless set), with at most [`FASTER_UP_TO`] moduli. Measured on an H100 (`gpumat-bench --suite
+/// emu`): at order 16384 the emulation runs 1.33, 1.23, 1.15 and 1.08 times
+/// as fast as `dgemm` with 13 to 16 moduli; at order 8192 0.96 to 0.81
+/// times, and at 4096 about half as fast, every count. Below, the passes
+/// around the INT8 products (scaling, slicing, reducing, reconstructing:
+/// `O(mn·N)`) weigh as much as the products.
+pub(super) const FASTER_UP_TO: usize = 15;
 
 /// Rows of `op(A)` or columns of `op(B)`: vector `v` has entry `p` at
 /// `addr + 8·(v·vs + p·es)`.
@@ -57,7 +60,8 @@ impl Cuda {
     /// The scheme for `op(A)·op(B)` under `Compute::Int8 { moduli }`, or
     /// `None` where the native product is the one to take: an empty
     /// product, a NaN or an infinity in an operand, or (for `moduli: None`)
-    /// operands that need more than [`FASTER_UP_TO`] moduli.
+    /// a product smaller than `Tuning::fp64_products_from` or operands that
+    /// need more than [`FASTER_UP_TO`] moduli.
     pub(super) fn ozaki_plan<T: Scalar>(
         &self,
         moduli: Option<u8>,
@@ -67,6 +71,10 @@ impl Cuda {
         ozaki::check_count(moduli)?;
         let (rows, cols) = (Vectors::of(a, op_a, true), Vectors::of(b, op_b, false));
         if rows.count == 0 || cols.count == 0 || rows.len == 0 {
+            return Ok(None);
+        }
+        let small = rows.count.min(cols.count).min(rows.len) < self.tuning().fp64_products_from;
+        if moduli.is_none() && small {
             return Ok(None);
         }
         if self.find_non_finite(*a)?.is_some() || self.find_non_finite(*b)?.is_some() {
@@ -98,60 +106,66 @@ impl Cuda {
         let (rows, cols) = (Vectors::of(a, op_a, true), Vectors::of(b, op_b, false));
         let (m, nc, k, count) = (rows.count, cols.count, rows.len, oz.count());
         let radius = oz.radius(k);
-        let constants: Vec<i32> = oz.moduli().iter().chain(oz.inverses()).map(|&x| x as i32).collect();
-        let constants = self.upload(&constants)?;
-        let (moduli, inverses) = (constants.ptr, constants.ptr + 4 * count as u64);
+        let moduli = self.upload(&oz.moduli().iter().map(|&x| x as i32).collect::<Vec<_>>())?;
+        let constants = self.upload(oz.constants())?;
         let depth = k.next_multiple_of(16);
         let s = self.exponents(rows, radius)?;
-        let wa = self.slices(rows, &s, count, moduli, depth)?;
+        let wa = self.slices(rows, &s, count, moduli.ptr, depth)?;
         // A·Aᵀ (syrk_in): the columns of op(B) are the rows of op(A).
         let other = if cols == rows {
             None
         } else {
             let t = self.exponents(cols, radius)?;
-            let wb = self.slices(cols, &t, count, moduli, depth)?;
+            let wb = self.slices(cols, &t, count, moduli.ptr, depth)?;
             Some((t, wb))
         };
         let (t, wb) = other.as_ref().map_or((&s, &wa), |(t, wb)| (t, wb));
 
+        // The residue planes share the INT32 product's leading dimension, a
+        // multiple of 4, so that ozaki_residues stores four bytes at once.
         let ldc = m.next_multiple_of(4);
         let product = self.buffer::<i32>(ldc * nc, false)?;
-        let plane = m * nc;
+        let plane = ldc * nc;
         let residues = self.buffer::<i32>((count * plane).div_ceil(4), false)?;
         let d = |x| blas::dim("gemm (INT8)", x);
         let h = *self.blas.handle();
         let tiles = tiles(m, nc, part);
         for (q, &mq) in oz.moduli().iter().enumerate() {
             for &(row0, rows, col0, cols) in &tiles {
-                for start in (0..depth).step_by(MAX_DEPTH) {
-                    let chunk = MAX_DEPTH.min(depth - start);
-                    let at = wa.ptr + (q * depth * m + row0 * depth + start) as u64;
-                    let bt = wb.ptr + (q * depth * nc + col0 * depth + start) as u64;
-                    let ct = product.ptr + 4 * (row0 + col0 * ldc) as u64;
-                    // SAFETY: the slices hold `count` planes of `depth × m`
-                    // and `depth × nc` bytes; `product` holds `ldc × nc`
-                    // INT32; the tile lies inside all three.
-                    unsafe {
-                        blas::gemm_i8(
-                            h,
-                            (Op::Trans, Op::NoTrans),
-                            (d(rows)?, d(cols)?, d(chunk)?),
-                            (at, d(depth)?),
-                            (bt, d(depth)?),
-                            (ct, d(ldc)?),
-                        )?;
+                for segment in (0..depth).step_by(MAX_DEPTH) {
+                    let end = depth.min(segment + MAX_DEPTH);
+                    for (i0, j0) in blocks(rows, cols) {
+                        let (r, c) = (INT8_TILE.min(rows - i0), INT8_TILE.min(cols - j0));
+                        let at = wa.ptr + (q * depth * m + (row0 + i0) * depth + segment) as u64;
+                        let bt = wb.ptr + (q * depth * nc + (col0 + j0) * depth + segment) as u64;
+                        let ct = product.ptr + 4 * (row0 + i0 + (col0 + j0) * ldc) as u64;
+                        // SAFETY: the slices hold `count` planes of `depth ×
+                        // m` and `depth × nc` bytes; `product` holds `ldc ×
+                        // nc` INT32; the block lies inside all three.
+                        unsafe {
+                            blas::gemm_i8(
+                                h,
+                                (Op::Trans, Op::NoTrans),
+                                (d(r)?, d(c)?, d(end - segment)?),
+                                (at, d(depth)?),
+                                (bt, d(depth)?),
+                                (ct, d(ldc)?),
+                                false,
+                            )?;
+                        }
                     }
+                    let offset = (row0 + col0 * ldc) as u64;
                     let args = [
-                        Arg::Ptr(ct),
+                        Arg::Ptr(product.ptr + 4 * offset),
                         n(ldc),
                         n(rows),
                         n(cols),
                         Arg::I32(mq as i32),
-                        Arg::Ptr(residues.ptr + (q * plane + row0 + col0 * m) as u64),
-                        n(m),
-                        Arg::I32((start > 0) as i32),
+                        Arg::Ptr(residues.ptr + (q * plane) as u64 + offset),
+                        n(ldc),
+                        Arg::I32((segment > 0) as i32),
                     ];
-                    self.launch("ozaki", "ozaki_residues", grid_1d(rows * cols, MAX_BLOCKS), &args)?;
+                    self.launch("ozaki", "ozaki_residues", grid_2d(rows.div_ceil(4), cols), &args)?;
                 }
             }
         }
@@ -164,19 +178,20 @@ impl Cuda {
             Arg::Ptr(residues.ptr),
             n(plane),
             Arg::I32(count as i32),
-            Arg::Ptr(moduli),
-            Arg::Ptr(inverses),
+            Arg::I32(oz.chunks() as i32),
+            Arg::Ptr(constants.ptr),
             Arg::Ptr(s.ptr),
             Arg::Ptr(t.ptr),
             n(m),
             n(nc),
+            n(ldc),
             Arg::F64(alpha.to_f64()),
             Arg::F64(beta.to_f64()),
             ptr_mut(&c),
             n(c.block().ld),
             Arg::I32(part),
         ];
-        self.launch("ozaki", "ozaki_reconstruct", grid_1d(plane, MAX_BLOCKS), &args)
+        self.launch("ozaki", "ozaki_reconstruct", grid_2d(m, nc), &args)
     }
 
     /// The scaling exponent of each vector.
@@ -216,7 +231,9 @@ impl Cuda {
             n(depth),
             n(plane),
         ];
-        self.launch("ozaki", "ozaki_slice", grid_1d(plane, MAX_BLOCKS), &args)?;
+        // One block per tile of 32 vectors by 32 positions.
+        let tiles = v.count.div_ceil(32) * depth.div_ceil(32);
+        self.launch("ozaki", "ozaki_slice", grid_1d(tiles * BLOCK, MAX_BLOCKS), &args)?;
         Ok(w)
     }
 
@@ -241,6 +258,24 @@ impl Cuda {
         self.download(&g, &mut gram)?;
         Ok(ozaki::kappa(&gram, ra, cb))
     }
+}
+
+/// A grid over the rows (x) and the columns (y) of a `rows × cols` block.
+fn grid_2d(rows: usize, cols: usize) -> cudarc::driver::LaunchConfig {
+    let mut cfg = grid_1d(rows, MAX_BLOCKS);
+    cfg.grid_dim.1 = cols.clamp(1, MAX_BLOCKS) as u32;
+    cfg
+}
+
+/// The most rows and columns of one INT8 product: on an H100, cuBLAS runs
+/// a product of order 16384 at under 800 TOP/s, and the same by blocks of
+/// 8192 rows and columns (the whole depth each) at 1 400.
+const INT8_TILE: usize = 8192;
+
+/// `(i0, j0)` of the INT8 products, blocks of at most [`INT8_TILE`], that
+/// cover a `rows × cols` block.
+fn blocks(rows: usize, cols: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..cols).step_by(INT8_TILE).flat_map(move |j0| (0..rows).step_by(INT8_TILE).map(move |i0| (i0, j0)))
 }
 
 /// Width of the block columns of a triangle: a product per block column,
