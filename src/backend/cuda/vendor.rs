@@ -43,6 +43,46 @@ pub fn gemm<T: Scalar>(
     }
 }
 
+/// cuBLAS's INT8 product with INT32 accumulation, "TN" (the layout of the
+/// integer tensor cores): `C := Aᵀ·B` for `A` and `B` of `n × n` bytes (in
+/// buffers of `n²/4` words) and `C` of `n × n` INT32, as products of blocks
+/// of at most `tile` rows and columns of `C` and `depth` of the sum (the
+/// chunks of the depth accumulate in INT32).
+pub fn gemm_i8(
+    cuda: &Cuda,
+    n: usize,
+    (tile, depth): (usize, usize),
+    (a, b): (&CudaBuffer<i32>, &CudaBuffer<i32>),
+    c: &mut CudaBuffer<i32>,
+) -> Result<()> {
+    if a.len() * 4 < n * n || b.len() * 4 < n * n || c.len() < n * n || tile == 0 || depth == 0 {
+        let detail = format!("order {n} on buffers of {}, {} and {} words", a.len(), b.len(), c.len());
+        return Err(Error::DimensionMismatch { op: "gemm (INT8)", detail });
+    }
+    let d = |x| blas::dim("gemm (INT8)", x);
+    for j in (0..n).step_by(tile) {
+        for i in (0..n).step_by(tile) {
+            for p in (0..n).step_by(depth) {
+                let (rows, cols, k) = (tile.min(n - i), tile.min(n - j), depth.min(n - p));
+                // SAFETY: the blocks lie inside the n × n operands, checked
+                // above.
+                unsafe {
+                    blas::gemm_i8(
+                        *cuda.cublas().handle(),
+                        (Op::Trans, Op::NoTrans),
+                        (d(rows)?, d(cols)?, d(k)?),
+                        (a.ptr + (p + i * n) as u64, d(n)?),
+                        (b.ptr + (p + j * n) as u64, d(n)?),
+                        (c.ptr + 4 * (i + j * n) as u64, d(n)?),
+                        p > 0,
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// cuBLAS's own FP64 emulation on fixed-point integer products
 /// (`CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT`): `C := A·B` on dense `n × n`
 /// buffers, under `strategy` (`EAGER` emulates wherever cuBLAS can; its

@@ -116,6 +116,9 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             let b = cuda.upload(&spread(n * n, phi, 2))?;
             let checked = references(cuda, (&a, n, n), (&b, n, false))?;
             let (mut ours, mut theirs) = (cuda.alloc::<f64>(n * n)?, cuda.alloc::<f64>(n * n)?);
+            if phi == 0.0 {
+                rows.extend(int8_rate(cuda, settings.reps, n)?);
+            }
             rows.push(cublas_emulation(cuda, settings.reps, n, phi, (&a, &b), &checked)?);
             for compute in COMPUTES {
                 let (av, bv) = (View::dense(&a, n, n)?, View::dense(&b, n, n)?);
@@ -149,6 +152,40 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     rows.extend(syrk(cuda, settings.reps)?);
     rows.extend(cholesky(cuda, settings.reps)?);
     rows.extend(gram(cuda, settings.reps)?);
+    Ok(rows)
+}
+
+/// The ceiling: one INT8 product (`n³`, "TN", INT32 accumulation) against
+/// one `dgemm` of the same order, whole and, past 8192, by blocks of 8192
+/// rows and columns, of 8192 of depth, and of both. The emulation with `N`
+/// moduli takes `N` such products and its passes, so it can beat `dgemm`
+/// only for `N` below the ratio printed.
+fn int8_rate(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut bytes = || cuda.upload(&(0..n * n / 4).map(|_| rng.random::<i32>()).collect::<Vec<_>>());
+    let (a, b) = (bytes()?, bytes()?);
+    let x = cuda.upload(&uniform(n * n, 4, -1.0..1.0))?;
+    let (mut c, mut d) = (cuda.alloc::<i32>(n * n)?, cuda.alloc::<f64>(n * n)?);
+    let mut blockings = vec![(n, n)];
+    if n > 8192 {
+        blockings.extend([(8192, n), (n, 8192), (8192, 8192)]);
+    }
+    let mut rows = vec![];
+    for (tile, depth) in blockings {
+        let t = interleaved(
+            cuda,
+            reps,
+            &mut [&mut || vendor::gemm_i8(cuda, n, (tile, depth), (&a, &b), &mut c), &mut || {
+                vendor::gemm(cuda, n, &x, &x, &mut d)
+            }],
+        )?;
+        let flops = 2.0 * (n as f64).powi(3);
+        let op = format!("int8 product {n}³ (cuBLAS, TN) by blocks {tile}², depth {depth}");
+        let (tops, per_dgemm) = (flops / t[0] / 1e9, t[1] / t[0]);
+        println!("{op}: {:8.2} ms = {tops:.0} TOP/s vs dgemm {:8.2} ms: {per_dgemm:.1} per dgemm", t[0], t[1]);
+        let fields = json!({"int8_tops": tops, "products_per_dgemm": per_dgemm, "tile": tile, "depth": depth});
+        rows.push(record(&op, n, t[0], t[1], Some(flops), fields));
+    }
     Ok(rows)
 }
 
