@@ -7,7 +7,12 @@
 # side-by-side benchmarks (gpumat-bench), writing logs and results into
 # $OUT, and prints a short summary last.
 #
-#   scripts/gpu-run.sh            # then, on the GPU machine: bash .gpu/run.sh
+#   scripts/gpu-run.sh            # then, on the GPU machine (carry .gpz):
+#                                 # tar -xJf .gpz/gpu.tar.xz && bash .gpu/run.sh
+#
+# The binaries are also packed into .gpz/gpu.tar.xz (about an eighth of
+# their size), which is what travels: the whole suite is larger than a
+# device call carries.
 #
 # run.sh reads: SKIP_TESTS=1 (no test suites), SANITIZE="suites" (default
 # primitives cholesky lu ldlt_primitives qr scaled_gram tridiagonal batch_dense; empty for none; each run cut at
@@ -146,5 +151,7 @@ for t in .gpu/bin/test-*; do grep -E "FAILED|panicked" "$OUT/$(basename "$t").lo
 printf '%s\n' "${summary[@]}"
 RUN
 chmod +x .gpu/run.sh
-du -sh .gpu
-echo "On the GPU machine, from the repository root (carry .gpu): bash .gpu/run.sh"
+mkdir -p .gpz
+tar -cf - .gpu | xz -T0 -6 > .gpz/gpu.tar.xz
+du -sh .gpu .gpz
+echo "On the GPU machine, from the repository root (carry .gpz): tar -xJf .gpz/gpu.tar.xz && bash .gpu/run.sh"
