@@ -165,8 +165,13 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         // rest beside it (side queue).
         side.wait_for(be)?;
         be.wait_for(side)?;
-        let next =
-            if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
+        // Without look-ahead the whole update is on the main queue, which
+        // the next step's panel then waits for.
+        let next = match params.look_ahead {
+            false => right,
+            true if k + 1 < cols.blocks() && (k + 1) % q == pc => cols.block_len(k + 1),
+            true => 0,
+        };
         let trailing = Trailing { rows, cols, pr, pc, lr1, lc1, stored: &stored, tile: params.update_tile };
         let l = panel(&ws.lrow[set])?;
         // One process row: the rows of L for a block column are in the

@@ -216,8 +216,13 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         // the columns on the main queue first.
         side.wait_for(be)?;
         be.wait_for(side)?;
-        let next =
-            if params.look_ahead && k + 1 < cols.blocks() && (k + 1) % q == pc { cols.block_len(k + 1) } else { 0 };
+        // Without look-ahead the whole update is on the main queue, which
+        // the next step's panel then waits for.
+        let next = match params.look_ahead {
+            false => right,
+            true if k + 1 < cols.blocks() && (k + 1) % q == pc => cols.block_len(k + 1),
+            true => 0,
+        };
         let ranges = [(be, 0, next), (side, next, right)];
         if p == 1 {
             for (queue, from, to) in ranges {

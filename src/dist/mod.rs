@@ -38,7 +38,9 @@ pub use solve::{cholesky_rcond, cholesky_solve, lu_rcond, lu_solve, lu_solve_tra
 pub struct DistParams {
     /// Columns per `gemm` of the trailing update (rounded to whole blocks).
     pub update_tile: usize,
-    /// Look-ahead: the next block column first, on the main queue.
+    /// Look-ahead: the next block column first, on the main queue, the
+    /// rest of the update on the side queue beside the next panel; without
+    /// it, the whole update on the main queue before the next panel.
     pub look_ahead: bool,
 }
 
