@@ -1,8 +1,9 @@
 // FP64 products from exact INT8 products, the Ozaki scheme II (Ozaki,
 // Uchino and Imamura 2025): the passes around cuBLAS's INT8 products. The
 // host side, and the arithmetic that these kernels repeat, is
-// src/backend/ozaki.rs: the same scaling exponents, residues and Garner
-// reconstruction, so that the CPU backend is this path's reference.
+// src/backend/ozaki.rs: the same scaling exponents, residues and
+// reconstruction (the Chinese remainder sum in 40-bit chunks), so that the
+// CPU backend is this path's reference.
 //
 // A "vector" is a row of op(A) or a column of op(B): vector v of `len`
 // entries has entry p at x[v*vs + p*es] (rows of a column-major A: vs = 1,
@@ -186,7 +187,7 @@ extern "C" __global__ void ozaki_residues(const int* __restrict__ c, long long l
     }
 }
 
-// Error-free transformations for the double-double Horner sum.
+// Knuth's error-free sum: s = fl(a + b), s + e = a + b exactly.
 __device__ __forceinline__ void two_sum(double a, double b, double& s, double& e) {
     s = a + b;
     const double bb = s - a;
