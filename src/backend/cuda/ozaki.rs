@@ -19,12 +19,12 @@ use crate::{Result, Scalar};
 
 /// Where [`Compute::Int8`]`{ moduli: None }` takes the emulation: products
 /// whose three dimensions all reach `Tuning::fp64_products_from` (16384
-/// unless set), with at most [`FASTER_UP_TO`] moduli. Measured on an H100 (`gpumat-bench --suite
-/// emu`): at order 16384 the emulation runs 1.33, 1.23, 1.15 and 1.08 times
-/// as fast as `dgemm` with 13 to 16 moduli; at order 8192 0.96 to 0.81
-/// times, and at 4096 about half as fast, every count. Below, the passes
-/// around the INT8 products (scaling, slicing, reducing, reconstructing:
-/// `O(mn·N)`) weigh as much as the products.
+/// unless set), with at most [`FASTER_UP_TO`] moduli. Measured on an H100
+/// (`gpumat-bench --suite emu`): at order 16384 the emulation runs 1.35,
+/// 1.20, 1.13 and 1.06 times as fast as `dgemm` with 13 to 16 moduli; at
+/// order 8192 0.95 to 0.81 times, and at 4096 about half as fast, every
+/// count. Below, the passes around the INT8 products (scaling, slicing,
+/// reducing, reconstructing: `O(mn·N)`) weigh as much as the products.
 pub(super) const FASTER_UP_TO: usize = 15;
 
 /// Rows of `op(A)` or columns of `op(B)`: vector `v` has entry `p` at
