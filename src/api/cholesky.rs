@@ -23,7 +23,7 @@ impl<T: Scalar> Sym<T> {
     /// not positive. A NaN or infinity among `A`'s stored entries is refused
     /// before any work. Waits for the result.
     pub fn cholesky(&self) -> Result<Cholesky<T>> {
-        let update = self.device().tuning().fp64_products;
+        let update = self.device().tuning().fp64_updates(self.n());
         self.cholesky_with(CholeskyParams { update, ..CholeskyParams::for_order(self.n()) })
     }
 

@@ -46,7 +46,7 @@ impl<T: Scalar> Matrix<T> {
     /// `Singular` naming the first zero pivot (1-based). A NaN or infinity
     /// in `A` is refused before any work. Waits for the result.
     pub fn lu(&self) -> Result<Lu<T>> {
-        let update = self.device().tuning().fp64_products;
+        let update = self.device().tuning().fp64_updates(self.rows().min(self.cols()));
         self.lu_with(Pivoting::Partial, LuParams { update, ..LuParams::for_order(self.rows()) })
     }
 
@@ -57,7 +57,7 @@ impl<T: Scalar> Matrix<T> {
     pub fn lu_unpivoted(&self) -> Result<Lu<T>> {
         let n = validate::square("lu", self)?;
         let tol = n as f64 * T::EPSILON.to_f64() * self.norm(Norm::Max)?.to_f64();
-        let update = self.device().tuning().fp64_products;
+        let update = self.device().tuning().fp64_updates(n);
         self.lu_with(Pivoting::None { tol }, LuParams { update, ..LuParams::for_order(n) })
     }
 

@@ -270,7 +270,7 @@ impl<T: Scalar> Matrix<T> {
 /// copy takes half the memory).
 fn cholesky_of<T: Scalar>(a: &Matrix<T>, storage: SymStorage) -> Result<Cholesky<T>> {
     let n = a.rows();
-    let params = CholeskyParams { update: a.device().tuning().fp64_products, ..CholeskyParams::for_order(n) };
+    let params = CholeskyParams { update: a.device().tuning().fp64_updates(n), ..CholeskyParams::for_order(n) };
     match storage {
         SymStorage::Full => Cholesky::factor_owned(n, a.try_clone()?, None, params),
         SymStorage::Rfp => {

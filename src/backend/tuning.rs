@@ -47,6 +47,21 @@ pub struct Tuning {
     pub fp64_products_from: usize,
 }
 
+impl Tuning {
+    /// The trailing updates of an FP64 factorization of order `n` under
+    /// [`fp64_products`](Self::fp64_products): native where the count of
+    /// moduli is chosen and no update can reach
+    /// [`fp64_products_from`](Self::fp64_products_from) (every one is
+    /// smaller than `n`), so that the factorization stays recordable as a
+    /// CUDA graph; otherwise the setting itself.
+    pub fn fp64_updates(&self, n: usize) -> Compute {
+        match self.fp64_products {
+            Compute::Int8 { moduli: None } if n <= self.fp64_products_from => Compute::Native,
+            other => other,
+        }
+    }
+}
+
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
@@ -226,6 +241,10 @@ mod tests {
         assert_eq!(t.split_ratio, Some(0.75));
         assert_eq!(t.fp64_products, Compute::Int8 { moduli: Some(15) });
         assert_eq!(t.fp64_products_from, 0);
+        let chosen = Tuning { fp64_products: Compute::Int8 { moduli: None }, ..Tuning::default() };
+        assert_eq!(chosen.fp64_updates(16384), Compute::Native);
+        assert_eq!(chosen.fp64_updates(16385), Compute::Int8 { moduli: None });
+        assert_eq!(t.fp64_updates(100), Compute::Int8 { moduli: Some(15) });
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
