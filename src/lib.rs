@@ -19,7 +19,7 @@ pub mod optim;
 pub mod scalar;
 pub mod solve;
 
-pub use api::{Cholesky, Device, Ldlt, LdltMethod, Lu, Matrix, PivotedQr, Qr, Rref, Sym, Tri};
+pub use api::{Cholesky, Device, HostArray, Ldlt, LdltMethod, Lu, Matrix, PivotedQr, Qr, Rref, Sym, Tri};
 pub use api::{FactorPrecision, MixedOptions, MixedTimings, Refined};
 pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};

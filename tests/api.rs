@@ -299,3 +299,30 @@ fn interop_shares_memory_another_owner_keeps_alive() {
         assert!((x[0] - 1.0).abs() <= 4.0 * f64::EPSILON && (x[1] - 2.0).abs() <= 8.0 * f64::EPSILON, "{x:?}");
     }
 }
+
+#[test]
+fn host_arrays_round_trip_and_refuse_what_does_not_fit() {
+    let dev = device();
+    // 16 MiB: above the size from which pageable copies are staged, so a
+    // GPU copies this one straight from the page-locked memory.
+    let len = 2 << 20;
+    let mut host = dev.host_array::<f64>(len).unwrap();
+    assert_eq!(host.len(), len);
+    assert!(host.iter().all(|&v| v == 0.0), "a new host array holds zeros");
+    assert_eq!(host.is_page_locked(), !dev.is_cpu());
+    assert_eq!(gpumat::api::is_page_locked(&host[10..20]), !dev.is_cpu());
+    let values = random(&mut rng(9), len, 1);
+    assert!(!gpumat::api::is_page_locked(&values), "a Vec is pageable");
+    host.copy_from_slice(&values);
+    let a = dev.from_col_major(1024, 2048, &host).unwrap();
+    let mut back = dev.host_array_from(&vec![f64::NAN; len]).unwrap();
+    let batch = gpumat::Batch::from_matrix(a, (1024, 1)).unwrap();
+    batch.to_host_into(&mut back).unwrap();
+    assert!(back[..] == values[..], "the round trip changed entries");
+    assert!(format!("{back:?}").contains("2097152 entries"));
+    assert!(dev.host_array::<f32>(0).unwrap().is_empty());
+    for len in [usize::MAX, 1 << 60] {
+        let refused = dev.host_array::<f64>(len);
+        assert!(matches!(refused, Err(Error::OutOfHostMemory { .. })), "{len} entries: {refused:?}");
+    }
+}

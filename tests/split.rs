@@ -86,7 +86,8 @@ fn every_share_solves_every_member() {
                 }
             }
         }
-        let remembered = Coprocessor::new(dev.clone()).ratio::<f64>(op, n, 1).expect("a measured call remembers");
+        let remembered =
+            Coprocessor::new(dev.clone()).ratio::<f64>(op, n, 1, false).expect("a measured call remembers");
         assert!(remembered > 0.0 && remembered < 1.0, "{op:?}: ratio {remembered}");
     }
 }
@@ -145,6 +146,40 @@ fn tridiagonal_systems_split_as_they_solve_whole() {
             assert!(e <= 10.0 * u::<f64>(), "{ratio:?}, system {s}: backward error {e:e}");
         }
     }
+}
+
+#[test]
+fn host_arrays_split_as_vectors_do() {
+    let dev = common::device();
+    // 16 MiB of members: above the size from which pageable copies are staged.
+    let (n, count) = (16, 8192);
+    let (a, b) = batch(5, n, count);
+    let (la, lb) = (dev.host_array_from(&a).unwrap(), dev.host_array_from(&b).unwrap());
+    let mut x = dev.host_array::<f64>(b.len()).unwrap();
+    assert_eq!(gpumat::api::is_page_locked(&la[..]), !dev.is_cpu());
+    for ratio in [Some(0.5), None, None] {
+        let co = Coprocessor::new(dev.clone()).with_ratio(ratio).unwrap();
+        x.fill(f64::NAN);
+        let report = co.solve_into(SplitOp::Lu, n, count, &la, &lb, 1, &mut x).unwrap();
+        assert!(report.failures.is_empty(), "{ratio:?}: {:?}", report.failures);
+        assert_eq!(report.share.accelerator + report.share.host, count);
+        let e = worst_backward_error(&a, &b, &x, n, &[]);
+        assert!(e <= 10.0 * n as f64 * u::<f64>(), "{ratio:?}: backward error {e:e}");
+        if ratio.is_some() {
+            // The same members on the same sides: the same steps, the same bits.
+            let pageable = co.solve(SplitOp::Lu, n, count, &a, &b, 1).unwrap();
+            assert!(pageable.x == x[..], "{ratio:?}: page-locked memory changed the bits");
+        }
+    }
+    assert!(Coprocessor::new(dev.clone()).ratio::<f64>(SplitOp::Lu, n, 1, !dev.is_cpu()).is_some());
+    let short = co_solve_into_short(&dev, &a, &b, n, count);
+    assert!(matches!(short, Err(Error::DimensionMismatch { .. })), "{short:?}");
+}
+
+/// A call into a solution array one entry short.
+fn co_solve_into_short(dev: &Device, a: &[f64], b: &[f64], n: usize, count: usize) -> gpumat::Result<()> {
+    let mut x = vec![0.0; b.len() - 1];
+    Coprocessor::new(dev.clone()).solve_into(SplitOp::Lu, n, count, a, b, 1, &mut x).map(|_| ())
 }
 
 #[test]

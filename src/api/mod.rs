@@ -29,6 +29,8 @@ macro_rules! with_backend {
 
 mod cholesky;
 pub mod device;
+// Host memory the devices copy at full speed.
+mod host;
 // Sharing memory with other GPU libraries (DLPack).
 mod interop;
 // Symmetric indefinite LDLᵀ.
@@ -50,6 +52,7 @@ pub use crate::backend::{Diag, Norm};
 pub use crate::layout::Uplo;
 pub use cholesky::Cholesky;
 pub use device::Device;
+pub use host::{HostArray, is_page_locked};
 pub use ldlt::{Ldlt, LdltMethod};
 pub use lu::{Lu, Rref};
 pub use matrix::Matrix;

@@ -25,7 +25,7 @@ use std::ops::Range;
 
 pub use dense::{BatchFactor, BatchParams, FactorStatus, cholesky, cholesky_in_place, lu, lu_in_place, solve_in_place};
 use dense::{cholesky_owned, lu_owned};
-pub use split::{Coprocessor, Share, SplitOp, SplitSolution};
+pub use split::{Coprocessor, Share, SplitOp, SplitReport, SplitSolution};
 pub use tridiagonal::{SystemStatus, TridiagonalMethod, TridiagonalSolution, solve_tridiagonal};
 
 use crate::backend::Backend;

@@ -20,6 +20,14 @@
 //! other choice, so that nothing measured goes stale for long.
 //! `GPUMAT_SPLIT_RATIO` (or [`Coprocessor::with_ratio`]) pins it instead.
 //!
+//! The batch may lie in pageable memory or in page-locked
+//! [`HostArray`](crate::HostArray)s ([`Coprocessor::solve_into`]). From
+//! pageable memory the accelerator's transfers are staged by the host's
+//! cores (3/8 of them, taken from the host's share) at about 24 GB/s on an
+//! H100; from page-locked memory its copy engines reach the memory directly,
+//! at about 53 GB/s, and the host's share keeps all cores but one. Ratios
+//! are remembered for each kind of memory apart.
+//!
 //! The solution does not depend on the split but for rounding: a member
 //! solved on the GPU and on the CPU takes the same steps in the same
 //! order, with possibly differently rounded products and sums (fused
@@ -32,6 +40,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::{Batch, TridiagonalMethod, cholesky_owned, lu_owned, tridiagonal};
+use crate::api::is_page_locked;
 use crate::{Device, Error, Result, Scalar};
 
 /// What a split call runs; with the shape and precision, the key of a
@@ -53,6 +62,9 @@ struct Key {
     nrhs: usize,
     precision: &'static str,
     host_accelerator: bool,
+    /// Whether the accelerator's transfers are staged by the host's cores
+    /// (from pageable memory), which changes both sides' rates.
+    staged: bool,
 }
 
 /// What the calls for a key measured: the accelerator's share when split,
@@ -77,25 +89,29 @@ fn remembered() -> &'static Mutex<HashMap<Key, Measured>> {
     RATIOS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The host side's threads: all but one (`None` on one core, or if the
-/// pool could not be made: then rayon's global pool).
-/// The two sides' thread pools while a batch is split: 3/8 of the threads
-/// for the accelerator's part (its host copies into pinned staging buffers
-/// run on them) and the rest for the host's, so that neither starves the
-/// other of cores. On the H100 machine's 16 cores, 6 staging threads gave
-/// the best split of small LU batches among 1, 2, 4, 6 and 8 (1 halved
-/// the accelerator's speed).
-fn pools() -> &'static Option<(rayon::ThreadPool, rayon::ThreadPool)> {
-    static POOLS: OnceLock<Option<(rayon::ThreadPool, rayon::ThreadPool)>> = OnceLock::new();
-    POOLS.get_or_init(|| {
+/// The two sides' thread pools while a batch is split, as (accelerator's,
+/// host's). From pageable memory: 3/8 of the threads for the accelerator's
+/// part (its host copies into pinned staging buffers run on them) and the
+/// rest for the host's, so that neither starves the other of cores; on the
+/// H100 machine's 16 cores, 6 staging threads gave the best split of small
+/// LU batches among 1, 2, 4, 6 and 8 (1 halved the accelerator's speed).
+/// From page-locked memory the copy engines need no threads: the host's
+/// part takes all but the one that drives the accelerator.
+fn pools(staged: bool) -> Option<&'static (rayon::ThreadPool, rayon::ThreadPool)> {
+    type Pools = Option<(rayon::ThreadPool, rayon::ThreadPool)>;
+    static STAGED: OnceLock<Pools> = OnceLock::new();
+    static DIRECT: OnceLock<Pools> = OnceLock::new();
+    let (cell, share) = if staged { (&STAGED, 3) } else { (&DIRECT, 0) };
+    cell.get_or_init(|| {
         let threads = rayon::current_num_threads();
-        let staging = (threads * 3 / 8).max(1);
-        if threads <= staging {
+        let accelerator = (threads * share / 8).max(1);
+        if threads <= accelerator {
             return None;
         }
         let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().ok();
-        Some((pool(staging)?, pool(threads - staging)?))
+        Some((pool(accelerator)?, pool(threads - accelerator)?))
     })
+    .as_ref()
 }
 
 /// A measured share below `ALONE` leaves the host all the work, and one
@@ -129,6 +145,19 @@ pub struct SplitSolution<T: Scalar> {
     pub x: Vec<T>,
     pub failures: Vec<(usize, Error)>,
     pub share: Share,
+}
+
+/// What a split call into a given array reports: the members that failed
+/// (by index, with why; their solutions are NaN) and how it was shared.
+pub struct SplitReport {
+    pub failures: Vec<(usize, Error)>,
+    pub share: Share,
+}
+
+impl SplitReport {
+    fn with<T: Scalar>(self, x: Vec<T>) -> SplitSolution<T> {
+        SplitSolution { x, failures: self.failures, share: self.share }
+    }
 }
 
 /// An accelerator and the host, taking batches together.
@@ -172,19 +201,21 @@ impl Coprocessor {
     }
 
     /// The accelerator's share remembered for `op` on members of order `n`
-    /// with `nrhs` right-hand sides in precision `T`, once a call measured it.
-    pub fn ratio<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize) -> Option<f64> {
-        self.ratio_for(self.key::<T>(op, n, nrhs))
+    /// with `nrhs` right-hand sides in precision `T`, from pageable or
+    /// page-locked host memory, once a call measured it.
+    pub fn ratio<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize, page_locked: bool) -> Option<f64> {
+        let key = self.key::<T>(op, n, nrhs, !page_locked);
+        remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|m| m.ratio)
     }
 
-    fn key<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize) -> Key {
-        Key { op, n, nrhs, precision: T::NAME, host_accelerator: self.accelerator.is_cpu() }
+    fn key<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize, staged: bool) -> Key {
+        let host_accelerator = self.accelerator.is_cpu();
+        Key { op, n, nrhs, precision: T::NAME, host_accelerator, staged: staged && !host_accelerator }
     }
 
     /// Solves `A_s·X_s = B_s` for `count` members: `a` holds the `n × n`
     /// members one after another (column-major; for Cholesky the lower
     /// triangles are read), `b` the `n × nrhs` right-hand sides.
-    #[allow(clippy::too_many_arguments)]
     pub fn solve<T: Scalar>(
         &self,
         op: SplitOp,
@@ -194,18 +225,28 @@ impl Coprocessor {
         b: &[T],
         nrhs: usize,
     ) -> Result<SplitSolution<T>> {
-        if op != SplitOp::Lu && op != SplitOp::Cholesky {
-            return Err(Error::InvalidArgument(format!("Coprocessor::solve takes LU or Cholesky, not {op:?}")));
-        }
-        let sizes = [("a", n * n, a.len()), ("b", n * nrhs, b.len())];
-        for (name, size, len) in sizes {
-            if size.checked_mul(count) != Some(len) {
-                return Err(Error::dims(
-                    "Coprocessor::solve",
-                    format!("{count} members need {name} of {count}×{size} entries, got {len}"),
-                ));
-            }
-        }
+        check_dense(op, n, count, a, b, nrhs)?;
+        let mut x = vec![T::ZERO; b.len()];
+        Ok(self.solve_into(op, n, count, a, b, nrhs, &mut x)?.with(x))
+    }
+
+    /// [`solve`](Self::solve) into `x` (as long as `b`). With `a`, `b` and
+    /// `x` in [`HostArray`](crate::HostArray)s of a GPU, the GPU's share
+    /// moves on its copy engines alone and the host's share keeps all but
+    /// one of the cores.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_into<T: Scalar>(
+        &self,
+        op: SplitOp,
+        n: usize,
+        count: usize,
+        a: &[T],
+        b: &[T],
+        nrhs: usize,
+        x: &mut [T],
+    ) -> Result<SplitReport> {
+        check_dense(op, n, count, a, b, nrhs)?;
+        check_solution("Coprocessor::solve_into", b.len(), x.len())?;
         let part = |device: &Device, range: Range<usize>, x: &mut [T]| -> Result<Vec<(usize, Error)>> {
             let k = range.len();
             if k == 0 {
@@ -218,7 +259,8 @@ impl Coprocessor {
             f.solve_owned(rhs)?.to_host_into(x)?;
             Ok(f.failures().filter_map(|(s, status)| status.error().map(|e| (s, e))).collect())
         };
-        self.split::<T>(self.key::<T>(op, n, nrhs), count, n * nrhs, &part)
+        let staged = !(is_page_locked(a) && is_page_locked(b) && is_page_locked(x));
+        self.split::<T>(self.key::<T>(op, n, nrhs, staged), count, n * nrhs, &part, x)
     }
 
     /// Solves `count` tridiagonal systems of order `m`: `dl`, `d`, `du` and
@@ -228,37 +270,53 @@ impl Coprocessor {
         &self,
         m: usize,
         count: usize,
-        [dl, d, du, b]: [&[T]; 4],
+        systems: [&[T]; 4],
         method: TridiagonalMethod,
     ) -> Result<SplitSolution<T>> {
-        for (name, len) in [("dl", dl.len()), ("d", d.len()), ("du", du.len()), ("b", b.len())] {
-            if m.checked_mul(count) != Some(len) {
-                return Err(Error::dims(
-                    "Coprocessor::solve_tridiagonal",
-                    format!(
-                        "{count} systems of order {m} need {name} of {} entries, got {len}",
-                        m.saturating_mul(count)
-                    ),
-                ));
-            }
-        }
+        check_tridiagonal(m, count, systems)?;
+        let mut x = vec![T::ZERO; systems[3].len()];
+        Ok(self.solve_tridiagonal_into(m, count, systems, method, &mut x)?.with(x))
+    }
+
+    /// [`solve_tridiagonal`](Self::solve_tridiagonal) into `x` (as long as
+    /// `b`); from and into [`HostArray`](crate::HostArray)s as
+    /// [`solve_into`](Self::solve_into).
+    pub fn solve_tridiagonal_into<T: Scalar>(
+        &self,
+        m: usize,
+        count: usize,
+        systems: [&[T]; 4],
+        method: TridiagonalMethod,
+        x: &mut [T],
+    ) -> Result<SplitReport> {
+        check_tridiagonal(m, count, systems)?;
+        check_solution("Coprocessor::solve_tridiagonal_into", systems[3].len(), x.len())?;
         let part = |device: &Device, range: Range<usize>, x: &mut [T]| -> Result<Vec<(usize, Error)>> {
             let k = range.len();
             if k == 0 {
                 return Ok(Vec::new());
             }
             let slice = |v: &[T]| Batch::from_host(device, (m, 1), k, &v[range.start * m..range.end * m]);
+            let [dl, d, du, b] = systems;
             // Solved in the arrays just filled: no more copies.
             let solution = tridiagonal::solve_owned([slice(dl)?, slice(d)?, slice(du)?, slice(b)?], method)?;
             solution.x.to_host_into(x)?;
             Ok(solution.failures().filter_map(|(s, status)| status.error().map(|e| (s, e))).collect())
         };
-        self.split::<T>(self.key::<T>(SplitOp::Tridiagonal(method), m, 1), count, m, &part)
+        let staged = !(systems.iter().all(|v| is_page_locked(v)) && is_page_locked(x));
+        self.split::<T>(self.key::<T>(SplitOp::Tridiagonal(method), m, 1, staged), count, m, &part, x)
     }
 
     /// Runs `part` on the accelerator for the first members and on the
-    /// host for the rest, at once; `size` entries of solution a member.
-    fn split<T: Scalar>(&self, key: Key, count: usize, size: usize, part: &PartFn<'_, T>) -> Result<SplitSolution<T>> {
+    /// host for the rest, at once, into `x`, `size` entries a member.
+    fn split<T: Scalar>(
+        &self,
+        key: Key,
+        count: usize,
+        size: usize,
+        part: &PartFn<'_, T>,
+        x: &mut [T],
+    ) -> Result<SplitReport> {
         let known = remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied();
         let start = if self.accelerator.is_cpu() { 0.5 } else { 0.9 };
         let ratio = self.pinned.unwrap_or(known.map_or(start, |m| m.ratio));
@@ -283,14 +341,13 @@ impl Coprocessor {
             };
         }
         // One array for both sides' solutions, each writing its own part.
-        let mut x = vec![T::ZERO; count * size];
         let (x_acc, x_host) = x.split_at_mut(k * size);
         let ((ours, t_acc), (rest, t_host)) = std::thread::scope(|scope| {
-            let both = pools().as_ref().filter(|_| k > 0 && k < count);
+            let both = pools(key.staged || key.host_accelerator).filter(|_| k > 0 && k < count);
             let accelerator = scope.spawn(move || {
                 let start = Instant::now();
                 let x = match both {
-                    Some((staging, _)) => staging.install(|| part(&self.accelerator, 0..k, x_acc)),
+                    Some((own, _)) => own.install(|| part(&self.accelerator, 0..k, x_acc)),
                     None => part(&self.accelerator, 0..k, x_acc),
                 };
                 (x, start.elapsed())
@@ -329,10 +386,42 @@ impl Coprocessor {
             ratio,
             pinned: self.pinned.is_some(),
         };
-        Ok(SplitSolution { x, failures, share })
+        Ok(SplitReport { failures, share })
     }
+}
 
-    fn ratio_for(&self, key: Key) -> Option<f64> {
-        remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|m| m.ratio)
+fn check_dense<T>(op: SplitOp, n: usize, count: usize, a: &[T], b: &[T], nrhs: usize) -> Result<()> {
+    if op != SplitOp::Lu && op != SplitOp::Cholesky {
+        return Err(Error::InvalidArgument(format!("Coprocessor::solve takes LU or Cholesky, not {op:?}")));
     }
+    let sizes = [("a", n.checked_mul(n), a.len()), ("b", n.checked_mul(nrhs), b.len())];
+    for (name, size, len) in sizes {
+        if size.and_then(|s| s.checked_mul(count)) != Some(len) {
+            let size = size.map_or("too many".into(), |s| s.to_string());
+            return Err(Error::dims(
+                "Coprocessor::solve",
+                format!("{count} members need {name} of {count}×{size} entries, got {len}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_tridiagonal<T>(m: usize, count: usize, [dl, d, du, b]: [&[T]; 4]) -> Result<()> {
+    for (name, len) in [("dl", dl.len()), ("d", d.len()), ("du", du.len()), ("b", b.len())] {
+        if m.checked_mul(count) != Some(len) {
+            return Err(Error::dims(
+                "Coprocessor::solve_tridiagonal",
+                format!("{count} systems of order {m} need {name} of {} entries, got {len}", m.saturating_mul(count)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_solution(op: &'static str, needed: usize, len: usize) -> Result<()> {
+    if needed == len {
+        return Ok(());
+    }
+    Err(Error::dims(op, format!("the solutions need x of {needed} entries, got {len}")))
 }

@@ -8,7 +8,8 @@
 
 //!
 //! Its rooms: `queues` (the context, its queues and their cuBLAS handles),
-//! `memory` (buffers, scratch, peak memory), `launch` (kernel arguments,
+//! `memory` (buffers, scratch, peak memory), `page_locked` (host memory
+//! the copy engines reach directly), `launch` (kernel arguments,
 //! grids, clusters), `transfer` (host ↔ device), `copy` (device blocks and
 //! RFP pieces), `reduce` (norms and searches), `blas` (cuBLAS level 3),
 //! `graph` (recorded work), and one file per algorithm's kernels with the
@@ -27,6 +28,7 @@ mod ldlt;
 mod lu;
 mod memory;
 mod ozaki;
+pub mod page_locked;
 mod potrf;
 mod qr;
 mod queues;

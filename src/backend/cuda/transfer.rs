@@ -1,6 +1,8 @@
-//! Host ↔ device copies. Small ones go straight from pageable memory; large
-//! ones are staged through two pinned buffers in turn: the host copy into one
-//! (on all cores) overlaps the DMA of the other, which runs at pinned speed.
+//! Host ↔ device copies. Small ones, and any in page-locked memory of
+//! gpumat's (`page_locked`), go straight to the copy engines; large
+//! pageable ones are staged through two pinned buffers in turn: the host
+//! copy into one (on all cores) overlaps the DMA of the other, which runs at
+//! pinned speed.
 //!
 //! The context does not track events (one stream orders all device work), so
 //! cudarc's pinned buffers would not wait for their own DMA: each buffer here
@@ -12,7 +14,7 @@ use std::sync::MutexGuard;
 use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice};
 use rayon::prelude::*;
 
-use super::{Cuda, driver};
+use super::{Cuda, driver, page_locked};
 use crate::{Error, Result};
 
 /// Transfers of at least this many bytes are staged.
@@ -71,7 +73,8 @@ impl Cuda {
     /// `dst[..src.len()] := src`.
     pub(super) fn upload_bytes(&self, src: &[u8], dst: &mut CudaSlice<u8>) -> Result<()> {
         let n = src.len();
-        if n < STAGING_MIN {
+        if n < STAGING_MIN || page_locked::holds(src) {
+            // Returns once copied: cudarc synchronizes after a plain slice.
             return self.stream.memcpy_htod(src, &mut dst.slice_mut(0..n)).map_err(driver("upload"));
         }
         let mut guard = self.staging()?;
@@ -97,7 +100,7 @@ impl Cuda {
     /// `dst := src[..dst.len()]`, after all queued work.
     pub(super) fn download_bytes(&self, src: &CudaSlice<u8>, dst: &mut [u8]) -> Result<()> {
         let n = dst.len();
-        if n < STAGING_MIN {
+        if n < STAGING_MIN || page_locked::holds(dst) {
             return self.stream.memcpy_dtoh(&src.slice(0..n), dst).map_err(driver("download"));
         }
         let mut guard = self.staging()?;
