@@ -113,6 +113,20 @@ fn a_failing_member_is_named_in_the_whole_batch_from_either_side() {
     }
     let e = worst_backward_error(&a, &b, &sol.x, n, &failed);
     assert!(e <= 10.0 * n as f64 * u::<f64>(), "the others: backward error {e:e}");
+
+    // The host takes a large share in pieces: members are still named by
+    // their index in the whole batch.
+    let count = 8000;
+    let (mut a, b) = batch(6, n, count);
+    for s in [2, 3500, 7999] {
+        a[s * n * n..(s + 1) * n * n].fill(0.0);
+    }
+    let co = Coprocessor::new(common::device()).with_ratio(Some(0.1)).unwrap();
+    let sol = co.solve(SplitOp::Lu, n, count, &a, &b, 1).unwrap();
+    let failed: Vec<usize> = sol.failures.iter().map(|(s, _)| *s).collect();
+    assert_eq!(failed, [2, 3500, 7999]);
+    let e = worst_backward_error(&a, &b, &sol.x, n, &failed);
+    assert!(e <= 10.0 * n as f64 * u::<f64>(), "the others: backward error {e:e}");
 }
 
 #[test]

@@ -9,15 +9,17 @@
 //! its own (upload, factor, solve, download: it returns at once to the
 //! caller, which goes on to the host's share on rayon's threads) and
 //! returns both shares' solutions in batch order. Each call times both
-//! sides and updates the ratio remembered for its (operation, shape,
-//! precision) for the rest of the process: the accelerator's rate divided
-//! by the sum of the rates, averaged with what was remembered, and the
-//! throughput of split calls and of calls on the accelerator alone. A call
-//! splits in the remembered ratio unless the accelerator alone was faster
-//! (the two sides share the host's memory bus and cores, and a transfer-
-//! bound accelerator can lose more than the host adds) or one side's share
-//! is under 3 %; then it runs on one side, and every eighth call takes the
-//! other choice, so that nothing measured goes stale for long.
+//! sides and updates, for its (operation, shape, precision, kind of host
+//! memory) and the rest of the process, each side's rate while split (each
+//! is slowed by the other through the host's memory and cores) and the
+//! accelerator's rate alone, averaged with what was remembered; a key's
+//! first call only warms up. A call gives the accelerator the share that
+//! makes both sides finish together, its rate over the sum of the rates,
+//! unless the accelerator alone was faster than that sum (a transfer-bound
+//! accelerator can lose more than the host adds) or one side's share is
+//! under 3 %; then it runs on one side, and every eighth call takes the
+//! other choice, so that nothing measured goes stale for long. The host
+//! takes its share in pieces of a few MiB, which stay in its caches.
 //! `GPUMAT_SPLIT_RATIO` (or [`Coprocessor::with_ratio`]) pins it instead.
 //!
 //! The batch may lie in pageable memory or in page-locked
@@ -38,6 +40,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
 
 use super::{Batch, TridiagonalMethod, cholesky_owned, lu_owned, tridiagonal};
 use crate::api::is_page_locked;
@@ -67,15 +71,28 @@ struct Key {
     staged: bool,
 }
 
-/// What the calls for a key measured: the accelerator's share when split,
-/// the throughput (members a second) of split calls and of calls on the
-/// accelerator alone, and the calls made.
+/// What the calls for a key measured, in members a second: each side's
+/// rate while the batch was split (each slowed by the other through the
+/// host's memory and cores), and the accelerator's alone; and the calls
+/// made.
 #[derive(Clone, Copy, Debug, Default)]
 struct Measured {
-    ratio: f64,
-    split_rate: Option<f64>,
+    accelerator_rate: Option<f64>,
+    host_rate: Option<f64>,
     alone_rate: Option<f64>,
     calls: u64,
+}
+
+impl Measured {
+    /// The share that makes both sides finish together.
+    fn ratio(&self) -> Option<f64> {
+        Some(self.accelerator_rate? / (self.accelerator_rate? + self.host_rate?))
+    }
+
+    /// The throughput of a split in that share.
+    fn split_rate(&self) -> Option<f64> {
+        Some(self.accelerator_rate? + self.host_rate?)
+    }
 }
 
 /// `x` averaged into what was measured before.
@@ -122,6 +139,13 @@ fn pools(staged: bool) -> Option<&'static (rayon::ThreadPool, rayon::ThreadPool)
 /// takes the other choice, so that both stay measured.
 const ALONE: f64 = 0.03;
 const PROBE: u64 = 8;
+
+/// Bytes of input and solution a host thread takes at a time: a piece stays
+/// in the thread's caches from the copy in to the solution out, and the
+/// allocator reuses the piece's buffers rather than mapping fresh pages for
+/// each call, whose first touch faults (on the H100 machine a share above
+/// 32 MiB in one piece ran at half the rate of a smaller one).
+const HOST_PIECE: usize = 1 << 20;
 
 /// How a call shared its batch.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -205,7 +229,7 @@ impl Coprocessor {
     /// page-locked host memory, once a call measured it.
     pub fn ratio<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize, page_locked: bool) -> Option<f64> {
         let key = self.key::<T>(op, n, nrhs, !page_locked);
-        remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|m| m.ratio)
+        remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).and_then(Measured::ratio)
     }
 
     fn key<T: Scalar>(&self, op: SplitOp, n: usize, nrhs: usize, staged: bool) -> Key {
@@ -260,7 +284,8 @@ impl Coprocessor {
             Ok(f.failures().filter_map(|(s, status)| status.error().map(|e| (s, e))).collect())
         };
         let staged = !(is_page_locked(a) && is_page_locked(b) && is_page_locked(x));
-        self.split::<T>(self.key::<T>(op, n, nrhs, staged), count, n * nrhs, &part, x)
+        let bytes = (n * n + 2 * n * nrhs) * size_of::<T>();
+        self.split::<T>(self.key::<T>(op, n, nrhs, staged), count, (n * nrhs, bytes), &part, x)
     }
 
     /// Solves `count` tridiagonal systems of order `m`: `dl`, `d`, `du` and
@@ -304,33 +329,34 @@ impl Coprocessor {
             Ok(solution.failures().filter_map(|(s, status)| status.error().map(|e| (s, e))).collect())
         };
         let staged = !(systems.iter().all(|v| is_page_locked(v)) && is_page_locked(x));
-        self.split::<T>(self.key::<T>(SplitOp::Tridiagonal(method), m, 1, staged), count, m, &part, x)
+        let bytes = 5 * m * size_of::<T>();
+        self.split::<T>(self.key::<T>(SplitOp::Tridiagonal(method), m, 1, staged), count, (m, bytes), &part, x)
     }
 
     /// Runs `part` on the accelerator for the first members and on the
-    /// host for the rest, at once, into `x`, `size` entries a member.
+    /// host for the rest, at once, into `x`: `size` entries of solution and
+    /// `bytes` of input and solution a member.
     fn split<T: Scalar>(
         &self,
         key: Key,
         count: usize,
-        size: usize,
+        (size, bytes): (usize, usize),
         part: &PartFn<'_, T>,
         x: &mut [T],
     ) -> Result<SplitReport> {
-        let known = remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied();
+        let m = remembered().lock().unwrap_or_else(|e| e.into_inner()).get(&key).copied().unwrap_or_default();
         let start = if self.accelerator.is_cpu() { 0.5 } else { 0.9 };
-        let ratio = self.pinned.unwrap_or(known.map_or(start, |m| m.ratio));
+        let ratio = self.pinned.unwrap_or(m.ratio().unwrap_or(start));
         let mut k = (ratio * count as f64).round() as usize;
         if self.pinned.is_none() && count >= 2 {
-            let m = known.unwrap_or_default();
             let probe = m.calls % PROBE == PROBE - 1;
-            let alone_is_faster = match (m.split_rate, m.alone_rate) {
+            let alone_is_faster = match (m.split_rate(), m.alone_rate) {
                 (Some(split), Some(alone)) => alone > split,
                 // The accelerator alone not yet measured: measure it next.
                 (Some(_), None) => true,
                 _ => false,
             };
-            k = if known.is_none() {
+            k = if m.split_rate().is_none() {
                 k.clamp(1, count - 1)
             } else if ratio < ALONE && !probe {
                 0
@@ -353,9 +379,10 @@ impl Coprocessor {
                 (x, start.elapsed())
             });
             let start = Instant::now();
+            let mut host_part = || self.host_part(part, k..count, (size, bytes), x_host);
             let host = match both {
-                Some((_, host)) => host.install(|| part(&self.host, k..count, x_host)),
-                None => part(&self.host, k..count, x_host),
+                Some((_, host)) => host.install(host_part),
+                None => host_part(),
             };
             let host = (host, start.elapsed());
             let accelerator = accelerator.join().unwrap_or_else(|_| {
@@ -369,11 +396,13 @@ impl Coprocessor {
             let mut map = remembered().lock().unwrap_or_else(|e| e.into_inner());
             let entry = map.entry(key).or_default();
             let rate = |members: usize, t: Duration| members as f64 / t.as_secs_f64().max(1e-9);
-            if k > 0 && k < count {
-                let (acc, host) = (rate(k, t_acc), rate(count - k, t_host));
-                entry.ratio = average(entry.split_rate.map(|_| entry.ratio), acc / (acc + host));
-                entry.split_rate = Some(average(entry.split_rate, rate(count, t_acc.max(t_host))));
-            } else if k == count {
+            // A key's first call warms up (kernels compiled, thread pools
+            // and staging buffers made): its times are not kept.
+            let warm = entry.calls > 0;
+            if warm && k > 0 && k < count {
+                entry.accelerator_rate = Some(average(entry.accelerator_rate, rate(k, t_acc)));
+                entry.host_rate = Some(average(entry.host_rate, rate(count - k, t_host)));
+            } else if warm && k == count {
                 entry.alone_rate = Some(average(entry.alone_rate, rate(count, t_acc)));
             }
             entry.calls += 1;
@@ -387,6 +416,34 @@ impl Coprocessor {
             pinned: self.pinned.is_some(),
         };
         Ok(SplitReport { failures, share })
+    }
+
+    /// The host's members `range` into `x`, by pieces of about
+    /// [`HOST_PIECE`] bytes (`bytes` a member, `size` entries of solution),
+    /// the pieces spread over the threads.
+    fn host_part<T: Scalar>(
+        &self,
+        part: &PartFn<'_, T>,
+        range: Range<usize>,
+        (size, bytes): (usize, usize),
+        x: &mut [T],
+    ) -> Result<Vec<(usize, Error)>> {
+        if size == 0 {
+            return part(&self.host, range, x);
+        }
+        let per = (HOST_PIECE / bytes.max(1)).max(1);
+        let found = x
+            .par_chunks_mut(per * size)
+            .enumerate()
+            .map(|(i, x)| {
+                let at = i * per;
+                let first = range.start + at;
+                let failures = part(&self.host, first..first + x.len() / size, x)?;
+                Ok(failures.into_iter().map(|(s, e)| (s + at, e)).collect::<Vec<_>>())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let failures = found.into_iter().flatten().collect();
+        Ok(failures)
     }
 }
 

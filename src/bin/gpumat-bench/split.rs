@@ -7,7 +7,7 @@
 //! `HostArray`s, which the GPU's copy engines reach without the CPU's
 //! help. Throughput is members a second; the split should reach
 //! ≥ 0.9 × (CPU alone + GPU alone) and never fall below the GPU alone. The
-//! split's ratio is measured by three calls before the timed ones; the
+//! split's ratio is measured by five calls before the timed ones; the
 //! backward error of its solutions is the worst over the batch, on the host
 //! in FP64.
 
@@ -75,7 +75,7 @@ fn compare(
     let sides = [Some(0.0), Some(1.0), None].map(|r| Coprocessor::new(dev.clone()).with_ratio(r));
     let [cpu, gpu, split] = sides;
     let (cpu, gpu, split) = (cpu?, gpu?, split?);
-    for _ in 0..3 {
+    for _ in 0..5 {
         solve(&split, x)?;
     }
     solve(&cpu, x)?;
@@ -96,6 +96,7 @@ fn compare(
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let spread = times[2].iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     let [t_cpu, t_gpu, t_split] = times.map(|mut v| median(&mut v));
     let report = last.expect("at least one run");
     let share = report.share;
@@ -104,12 +105,15 @@ fn compare(
     let backward_error = error(x);
     println!(
         "{op} ({memory}) n = {n} count = {count}: CPU {t_cpu:.1} ms, GPU {t_gpu:.1} ms, split {t_split:.1} ms \
-         ({} on the GPU in {:.1} ms, {} on the CPU in {:.1} ms): {efficiency:.2} of CPU + GPU, {:.2}× the GPU alone; \
+         (from {:.1} to {:.1}; {} on the GPU in {:.1} ms, {} on the CPU in {:.1} ms; measured ratio {:.3}): {efficiency:.2} of CPU + GPU, {:.2}× the GPU alone; \
          backward error {backward_error:.1e}",
+        spread.0,
+        spread.1,
         share.accelerator,
         share.accelerator_time.as_secs_f64() * 1e3,
         share.host,
         share.host_time.as_secs_f64() * 1e3,
+        share.ratio,
         t_gpu / t_split,
     );
     let extra = json!({
@@ -118,8 +122,34 @@ fn compare(
         "efficiency_vs_sum": efficiency, "speedup_vs_gpu": t_gpu / t_split,
         "gpumat_backward_error": backward_error, "failures": report.failures.len(),
     });
+    sweep(dev, solve, x, share.ratio)?;
     let name = if memory == "page-locked" { format!("{op}_page_locked") } else { op.to_string() };
     Ok(record(&name, n, t_split, t_gpu, None, extra))
+}
+
+/// The split at pinned ratios around the measured one `r`, median of 5
+/// each, with both sides' times: where the balance lies, and whether the
+/// measured policy found it.
+fn sweep(dev: &Device, solve: &Solve<'_>, x: &mut [f64], r: f64) -> Result<()> {
+    for offset in [-0.08, -0.04, -0.02, 0.0, 0.02, 0.04] {
+        let ratio = (r + offset).clamp(0.0, 1.0);
+        let co = Coprocessor::new(dev.clone()).with_ratio(Some(ratio))?;
+        let mut runs = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                let share = solve(&co, x)?.share;
+                Ok((start.elapsed().as_secs_f64() * 1e3, share))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (ms, share) = runs[2];
+        println!(
+            "  pinned ratio {ratio:.3}: {ms:.2} ms (GPU {:.2} ms, CPU {:.2} ms)",
+            share.accelerator_time.as_secs_f64() * 1e3,
+            share.host_time.as_secs_f64() * 1e3
+        );
+    }
+    Ok(())
 }
 
 fn dense_backward_error(a: &[f64], b: &[f64], x: &[f64], n: usize) -> f64 {
