@@ -102,6 +102,62 @@ extern "C" __global__ void ozaki_exponents(const double* __restrict__ x, long lo
     }
 }
 
+// ozaki_exponents for vectors whose entries lie apart while neighbouring
+// vectors are adjacent (the rows of a column-major operand): a block takes
+// EXP_V vectors, a lane each, so that every load of a warp reads EXP_V
+// adjacent entries. The sums of squares are formed in exactly the order of
+// ozaki_exponents (partial sums over the positions p = r (mod 32), then
+// warp_reduce's tree), so both give the same exponents bit for bit.
+#define EXP_V WARP
+extern "C" __global__ void ozaki_exponents_rows(const double* __restrict__ x, long long es, long long count,
+                                                long long len, double radius, int* __restrict__ s) {
+    constexpr int WARPS = BLOCK / WARP, PER = WARP / WARPS;
+    __shared__ double part[WARP][EXP_V + 1];
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    for (long long v0 = (long long)blockIdx.x * EXP_V; v0 < count; v0 += (long long)gridDim.x * EXP_V) {
+        const long long v = v0 + lane;
+        const bool in = v < count;
+        // Warp w takes the residues r = w, w + WARPS, ... of the positions.
+        double top = 0.0;
+        if (in)
+            for (long long p0 = 0; p0 < len; p0 += WARP)
+#pragma unroll
+                for (int j = 0; j < PER; ++j) {
+                    const long long p = p0 + warp + j * WARPS;
+                    if (p < len) top = fmax(top, fabs(x[v + p * es]));
+                }
+        part[warp][lane] = top;
+        __syncthreads();
+        top = 0.0;
+        for (int w = 0; w < WARPS; ++w) top = fmax(top, part[w][lane]);
+        __syncthreads();
+        const int e = top > 0.0 ? scale_exponent(top, 1.0) : 0;
+        double sum[PER];
+#pragma unroll
+        for (int j = 0; j < PER; ++j) sum[j] = 0.0;
+        if (in && top > 0.0)
+            for (long long p0 = 0; p0 < len; p0 += WARP)
+#pragma unroll
+                for (int j = 0; j < PER; ++j) {
+                    const long long p = p0 + warp + j * WARPS;
+                    if (p < len) {
+                        const double y = ldexp_steps(x[v + p * es], e);
+                        sum[j] = fma(y, y, sum[j]);
+                    }
+                }
+#pragma unroll
+        for (int j = 0; j < PER; ++j) part[warp + j * WARPS][lane] = sum[j];
+        __syncthreads();
+        if (warp == 0 && in) {
+            // warp_reduce's tree, on the column of this lane's vector.
+            for (int h = WARP / 2; h > 0; h >>= 1)
+                for (int r = 0; r < h; ++r) part[r][lane] += part[r + h][lane];
+            s[v] = top > 0.0 ? scale_exponent(ldexp_steps(sqrt(part[0][lane]), -e), radius) : 0;
+        }
+        __syncthreads();
+    }
+}
+
 // The INT8 residues of the scaled, rounded vectors, K-major for cuBLAS's
 // "TN" INT8 product: w[t*plane + p + v*ldw] = residue(rint(x_v[p]*2^s[v]),
 // m[t]) for p < len, and 0 for len <= p < ldw (ldw, the depth padded to 16,

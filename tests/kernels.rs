@@ -137,6 +137,7 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
     // moduli, chunks, constants, s, t, rows, cols, ldr, alpha, beta, c, ldc, part),
     // sample(x, vs, es, count, len, samples, w, ldw, col0).
     add("ozaki.cu", "ozaki_exponents".into(), vec![P, I64, I64, I64, I64, "f64", P]);
+    add("ozaki.cu", "ozaki_exponents_rows".into(), vec![P, I64, I64, I64, "f64", P]);
     add("ozaki.cu", "ozaki_slice".into(), vec![P, I64, I64, I64, I64, P, I32, P, P, I64, I64]);
     add("ozaki.cu", "ozaki_residues".into(), vec![P, I64, I64, I64, I32, P, I64, I32]);
     add(

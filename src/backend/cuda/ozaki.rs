@@ -77,7 +77,8 @@ impl Cuda {
         if moduli.is_none() && small {
             return Ok(None);
         }
-        if self.find_non_finite(*a)?.is_some() || self.find_non_finite(*b)?.is_some() {
+        // A·Aᵀ (syrk_in) scans its one operand once.
+        if self.find_non_finite(*a)?.is_some() || (cols != rows && self.find_non_finite(*b)?.is_some()) {
             return Ok(None);
         }
         let count = match moduli {
@@ -194,14 +195,21 @@ impl Cuda {
         self.launch("ozaki", "ozaki_reconstruct", grid_2d(m, nc), &args)
     }
 
-    /// The scaling exponent of each vector.
+    /// The scaling exponent of each vector: a warp a vector where its
+    /// entries are adjacent, a lane a vector where the vectors are (rows
+    /// of a column-major operand), so that loads are coalesced either way.
     fn exponents(&self, v: Vectors, radius: f64) -> Result<CudaBuffer<i32>> {
         let s = self.buffer::<i32>(v.count, false)?;
-        let per_block = BLOCK / 32;
-        let mut cfg = grid_1d(v.count * 32, MAX_BLOCKS);
-        cfg.grid_dim.0 = v.count.div_ceil(per_block).clamp(1, MAX_BLOCKS) as u32;
         let [x, vs, es, count, len] = v.args();
-        self.launch("ozaki", "ozaki_exponents", cfg, &[x, vs, es, count, len, Arg::F64(radius), Arg::Ptr(s.ptr)])?;
+        let (radius, out) = (Arg::F64(radius), Arg::Ptr(s.ptr));
+        if v.vs == 1 && v.es != 1 {
+            let cfg = grid_1d(v.count.div_ceil(32) * BLOCK, MAX_BLOCKS);
+            self.launch("ozaki", "ozaki_exponents_rows", cfg, &[x, es, count, len, radius, out])?;
+        } else {
+            let mut cfg = grid_1d(v.count * 32, MAX_BLOCKS);
+            cfg.grid_dim.0 = v.count.div_ceil(BLOCK / 32).clamp(1, MAX_BLOCKS) as u32;
+            self.launch("ozaki", "ozaki_exponents", cfg, &[x, vs, es, count, len, radius, out])?;
+        }
         Ok(s)
     }
 

@@ -131,8 +131,11 @@ impl Cuda {
         if rows == 0 || cols == 0 {
             return Ok(None);
         }
-        let mut first = self.scratch::<u64>(1)?;
-        self.stream.memcpy_htod(&[u64::MAX], &mut first).map_err(driver("find_non_finite"))?;
+        let first = self.scratch::<u64>(1)?;
+        // All ones, on the queue: a copy from the host would wait for it.
+        // SAFETY: 8 bytes of `first`, allocated on this queue.
+        unsafe { cudarc::driver::result::memset_d8_async(self.slice_ptr(&first), 0xff, 8, self.stream.cu_stream()) }
+            .map_err(driver("find_non_finite"))?;
         let args = [ptr(&a), n(a.block().ld), n(rows), n(cols), Arg::Ptr(self.slice_ptr(&first))];
         self.launch("reduce", &format!("first_non_finite_{}", T::NAME), grid_1d(rows * cols, MAX_BLOCKS), &args)?;
         let k = self.read(&first, 1)?[0];

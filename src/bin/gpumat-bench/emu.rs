@@ -155,6 +155,13 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     Ok(rows)
 }
 
+/// The `dsyrk` and `A·D²·Aᵀ` rows alone.
+pub fn run_gram(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
+    let mut rows = syrk(cuda, settings.reps)?;
+    rows.extend(gram(cuda, settings.reps)?);
+    Ok(rows)
+}
+
 /// The ceiling: one INT8 product (`n³`, "TN", INT32 accumulation) against
 /// one `dgemm` of the same order, whole and, past 8192, by blocks of 8192
 /// rows and columns, of 8192 of depth, and of both. The emulation with `N`

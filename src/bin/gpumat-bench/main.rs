@@ -113,6 +113,8 @@ enum Suite {
     /// n³ for each size (run with `--sizes 4096,8192,16384`) and dsyrk at
     /// 8192 × 16384: time, TFLOP/s equivalent, errors relative to |A|·|B|.
     Emu,
+    /// The `dsyrk` and `A·D²·Aᵀ` (8192 × 16384) rows of `emu` alone.
+    EmuGram,
 }
 
 /// gpumat side by side with cuBLAS and cuSOLVER on the same inputs (needs
@@ -201,6 +203,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Mixed => mixed::run(cuda, &settings)?,
         Suite::Dist => dist::run(&settings, &cli.strong, cli.capacity)?,
         Suite::Emu => emu::run(cuda, &settings)?,
+        Suite::EmuGram => emu::run_gram(cuda, &settings)?,
         Suite::Lp => unreachable!("the LP suite runs on any device and returned above"),
         Suite::BatchedDense => {
             let orders: Vec<usize> = settings.sizes.iter().copied().filter(|&n| n <= 512).collect();
