@@ -19,7 +19,8 @@
 //! accelerator can lose more than the host adds) or one side's share is
 //! under 3 %; then it runs on one side, and every eighth call takes the
 //! other choice, so that nothing measured goes stale for long. The host
-//! takes its share in pieces of a few MiB, which stay in its caches.
+//! takes its share in pieces of 1 MiB spread over its threads, each of
+//! which stays in its thread's caches.
 //! `GPUMAT_SPLIT_RATIO` (or [`Coprocessor::with_ratio`]) pins it instead.
 //!
 //! The batch may lie in pageable memory or in page-locked
@@ -133,9 +134,9 @@ fn pools(staged: bool) -> Option<&'static (rayon::ThreadPool, rayon::ThreadPool)
 
 /// A measured share below `ALONE` leaves the host all the work, and one
 /// beyond `1 − ALONE` leaves it too little to gain from: such a call runs
-/// on one side alone. So does a call whose split throughput was measured
-/// below the accelerator's alone (the two sides slow each other down
-/// through the memory bus and the host's cores). Every `PROBE`-th call
+/// on one side alone. So does a call where the two sides' rates measured
+/// while split add up to less than the accelerator's alone (the two sides
+/// slow each other down through the memory bus and the host's cores). Every `PROBE`-th call
 /// takes the other choice, so that both stay measured.
 const ALONE: f64 = 0.03;
 const PROBE: u64 = 8;
