@@ -14,8 +14,8 @@ use cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE;
 use rayon::prelude::*;
 
 use super::{Cuda, driver};
-use crate::backend::cpu::{check_fits, matrix_bytes};
-use crate::{Elem, Result};
+use crate::backend::cpu::{available_memory, check_fits, matrix_bytes};
+use crate::{Elem, Error, Result};
 
 /// The address ranges of the live allocations.
 static LOCKED: Mutex<Vec<Range<usize>>> = Mutex::new(Vec::new());
@@ -67,9 +67,12 @@ impl Cuda {
     /// they fit in the host's available memory (locked pages cannot be
     /// swapped, so an allocation past it would starve the machine).
     pub fn page_locked<E: Elem>(&self, len: usize) -> Result<PageLocked<E>> {
-        let bytes = matrix_bytes(len, 1, size_of::<E>());
-        check_fits(|| format!("{len} entries of page-locked host memory"), bytes)?;
-        let bytes = bytes.unwrap_or(usize::MAX);
+        let what = || format!("{len} entries of page-locked host memory");
+        // No allocation reaches isize::MAX bytes, whatever the host reports.
+        let Some(bytes) = matrix_bytes(len, 1, size_of::<E>()).filter(|&b| b <= isize::MAX as usize) else {
+            return Err(Error::OutOfHostMemory { what: what(), needed: usize::MAX, available: available_memory() });
+        };
+        check_fits(what, Some(bytes))?;
         // SAFETY: plain bytes, zeroed below before anything reads them.
         let mut mem = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), CU_MEMHOSTALLOC_PORTABLE) }
             .map_err(driver("allocating page-locked host memory"))?;
