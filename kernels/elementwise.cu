@@ -103,6 +103,34 @@ __device__ __forceinline__ void fill_strict_triangle_impl(T* a, long long ld, lo
                 });
 }
 
+// The SplitMix64 finalizer (Steele, Lea and Flood 2014).
+__device__ __forceinline__ unsigned long long splitmix_finalize(unsigned long long x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+// a(i, j) = entry (i0 + i, j0 + j) of the counter-based random matrix of
+// `key`, bit for bit that of src/backend/random.rs: the hash of the two
+// indices (the larger first when symmetric) scaled to a multiple of 2^-52 in
+// [-1, 1), every step exact, then rounded to T.
+template <typename T>
+__device__ __forceinline__ void fill_random_impl(T* a, long long ld, long long rows, long long cols, long long i0,
+                                                 long long j0, unsigned long long key, int symmetric) {
+    map_entries(rows, cols,
+                [&](long long i, long long j) {
+                    unsigned long long gi = i0 + i, gj = j0 + j;
+                    if (symmetric && gi < gj) {
+                        unsigned long long t = gi;
+                        gi = gj;
+                        gj = t;
+                    }
+                    unsigned long long x = splitmix_finalize((gi << 32 | gj) ^ key);
+                    return (T)((double)(x >> 11) * 2.220446049250313080847e-16 - 1.0);
+                },
+                [&](long long i, long long j, T v) { a[i + j * ld] = v; });
+}
+
 #define GPUMAT_FILL(T, SUFFIX)                                                                            \
     extern "C" __global__ void fill_##SUFFIX(T* a, long long ld, long long rows, long long cols, T value) { \
         fill_impl<T>(a, ld, rows, cols, value);                                                           \
@@ -130,6 +158,11 @@ __device__ __forceinline__ void fill_strict_triangle_impl(T* a, long long ld, lo
     extern "C" __global__ void fill_strict_triangle_##SUFFIX(T* a, long long ld, long long rows, long long cols,   \
                                                              int upper, T value) {                                \
         fill_strict_triangle_impl<T>(a, ld, rows, cols, upper, value);                                            \
+    }                                                                                                             \
+    extern "C" __global__ void fill_random_##SUFFIX(T* a, long long ld, long long rows, long long cols,             \
+                                                    long long i0, long long j0, unsigned long long key,            \
+                                                    int symmetric) {                                              \
+        fill_random_impl<T>(a, ld, rows, cols, i0, j0, key, symmetric);                                           \
     }
 
 GPUMAT_FILL(float, f32)

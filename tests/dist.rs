@@ -367,6 +367,44 @@ fn single_precision_factors_to_its_own_unit_roundoff() {
 }
 
 #[test]
+fn random_matrices_are_generated_on_the_ranks() {
+    use gpumat::backend::random;
+    use gpumat::dist::Storage;
+    on_each_grid!(|cluster| {
+        let grid = cluster.grid();
+        for (m, n, nb) in [(37, 29, 8), (16, 16, 4), (1, 5, 4)] {
+            let at = format!("{} × {} grid, {m} × {n}, nb = {nb}", grid.p, grid.q);
+            let key = random::key(11);
+            let a = DistMatrix::<_, f64>::random(&cluster, (m, n), nb, 11).unwrap().to_host(&cluster).unwrap();
+            for j in 0..n {
+                for i in 0..m {
+                    assert_eq!(a[(i, j)], random::uniform(key, i, j), "{at}: A({i}, {j})");
+                }
+            }
+        }
+        // Symmetric with a dominant diagonal: both storages hold the same
+        // lower triangle, which factors.
+        let (n, nb, seed) = (45, 8, 3);
+        let key = random::key(seed);
+        let expected = Mat::from_fn(n, n, |i, j| if i == j { n as f64 } else { random::symmetric(key, i, j) });
+        for storage in [Storage::Full, Storage::Lower] {
+            let at = format!("{} × {} grid, {storage:?}", grid.p, grid.q);
+            let mut d = DistMatrix::random_symmetric(&cluster, n, nb, seed, n as f64, storage).unwrap();
+            let a = d.to_host(&cluster).unwrap();
+            for j in 0..n {
+                for i in j..n {
+                    assert_eq!(a[(i, j)], expected[(i, j)], "{at}: A({i}, {j})");
+                }
+            }
+            cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+            let err = cholesky_backward_error(&expected, &d.to_host(&cluster).unwrap());
+            let bound = 4.0 * n as f64 * f64::EPSILON / 2.0;
+            assert!(err <= bound, "{at}: ‖A − LLᵀ‖/‖A‖ = {err:.2e} > {bound:.2e}");
+        }
+    });
+}
+
+#[test]
 fn lower_storage_factors_and_solves_in_about_half_the_memory() {
     on_each_grid!(|cluster| {
         let grid = cluster.grid();

@@ -67,6 +67,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("elementwise.cu", format!("symmetrize_{t}"), vec![P, I64, I64, I32]);
         // fill_strict_triangle(a, ld, rows, cols, upper, value)
         add("elementwise.cu", format!("fill_strict_triangle_{t}"), vec![P, I64, I64, I64, I32, e]);
+        // fill_random(a, ld, rows, cols, i0, j0, key, symmetric)
+        add("elementwise.cu", format!("fill_random_{t}"), vec![P, I64, I64, I64, I64, I64, I64, I32]);
         // max_abs(a, ld, rows, cols, partial)
         add("reduce.cu", format!("max_abs_{t}"), vec![P, I64, I64, I64, P]);
         // sum_sq_scaled(a, ld, rows, cols, scale, partial)

@@ -24,7 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use common::{frobenius, naive_matmul, rng, u};
-use gpumat::backend::{Backend, Block, BufferMut, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, DeviceBuffer, Diag, Norm, Op, Side, View, ViewMut, random};
 use gpumat::layout::{self, Full, Rfp, Transr, Uplo, in_triangle};
 use gpumat::{Device, Error, Result, Scalar};
 use proptest::prelude::*;
@@ -784,6 +784,28 @@ fn check_triangles<B: Backend, T: Scalar>(be: &B, case: ShapeCase) {
     }
 }
 
+/// `fill_random` on an m × n block at a random origin: every entry is the
+/// host's `random::uniform` (or `symmetric`) of its global place, rounded to
+/// `T`, bit for bit; the padding keeps its sentinel.
+fn check_fill_random<B: Backend, T: Scalar>(be: &B, case: ShapeCase) {
+    let r = &mut rng(case.seed);
+    let ShapeCase { m, n, .. } = case;
+    let (i0, j0, key) = (r.random_range(0..1usize << 31), r.random_range(0..1usize << 31), r.random::<u64>());
+    for symmetric in [false, true] {
+        let what = format!("fill_random {} at ({i0}, {j0}), symmetric {symmetric}, {case:?}", T::NAME);
+        let mut a = Host::<T>::random(r, m, n, SENTINEL).upload(be);
+        ok(&what, || be.fill_random(a.view_mut(), (i0, j0), key, symmetric));
+        let got = a.written(be, |_, _| true, &what);
+        let entry = if symmetric { random::symmetric } else { random::uniform };
+        for j in 0..n {
+            for i in 0..m {
+                let expected = T::from_f64(entry(key, i0 + i, j0 + j)).to_f64();
+                assert!(same(got.get(i, j), expected), "{what}: A({i}, {j}) = {}, expected {expected}", got.get(i, j));
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Reductions: norm, iamax, find_non_finite.
 
@@ -1501,6 +1523,8 @@ proptest! {
         gpumat::with_backend!(dev(), be => {
             check_triangles::<_, f64>(be, case);
             check_triangles::<_, f32>(be, case);
+            check_fill_random::<_, f64>(be, case);
+            check_fill_random::<_, f32>(be, case);
         });
     }
 

@@ -19,6 +19,7 @@ pub mod compute;
 pub mod cpu;
 pub mod cuda;
 pub mod ozaki;
+pub mod random;
 pub mod region;
 pub mod shallow_water;
 pub mod strided;
@@ -381,6 +382,17 @@ pub trait Backend: Sized + Send + Sync + 'static {
     fn symmetrize<T: Scalar>(&self, uplo: Uplo, a: ViewMut<'_, Self, T>) -> Result<()>;
     /// Sets the entries strictly inside the `uplo` triangle of `a` to `value`.
     fn fill_strict_triangle<T: Scalar>(&self, uplo: Uplo, value: T, a: ViewMut<'_, Self, T>) -> Result<()>;
+    /// `a(i, j) := r(i0 + i, j0 + j)` for `origin = (i0, j0)`, `r` the
+    /// random matrix of `key` ([`random::uniform`], or
+    /// [`random::symmetric`] when `symmetric`), rounded to `T`: a block of
+    /// one matrix, whichever device fills it.
+    fn fill_random<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Self, T>,
+        origin: (usize, usize),
+        key: u64,
+        symmetric: bool,
+    ) -> Result<()>;
     /// `Y := α·X + Y` (same shape).
     fn axpy<T: Scalar>(&self, alpha: T, x: View<'_, Self, T>, y: ViewMut<'_, Self, T>) -> Result<()>;
     /// `A := α·A`.

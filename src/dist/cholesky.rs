@@ -21,7 +21,7 @@ use super::local::{Local, Storage};
 use super::matrix::DistMatrix;
 use super::workspace::Workspace;
 use crate::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
-use crate::factor::cholesky::{CholeskyParams, factor_in_place};
+use crate::factor::cholesky::{CholeskyParams, factor_in_place, factor_in_place_once};
 use crate::layout::Uplo;
 use crate::{Error, Result, Scalar};
 
@@ -108,7 +108,8 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         if (pr, pc) == (rk, ck) {
             let mut info = ViewMut::dense(&mut info, 1, 1)?;
             let rows_here = if p == 1 { ml - lr } else { kb };
-            factor_in_place(be, Uplo::Lower, &a, stored.at(lr, lc, rows_here, kb)?, &mut info, c0, local)?;
+            // Each panel is factored once at its place: not recorded.
+            factor_in_place_once(be, &a, stored.at(lr, lc, rows_here, kb)?, &mut info, c0, local)?;
         }
         if pc == ck && p > 1 {
             if pr == rk {

@@ -7,7 +7,7 @@ use super::cluster::Cluster;
 use super::comm::Communicator;
 use super::grid::Cyclic;
 use super::local::{Local, Storage};
-use crate::backend::{Backend, Block, DeviceBuffer, Norm, View, ViewMut};
+use crate::backend::{Backend, Block, DeviceBuffer, Norm, View, ViewMut, random};
 use crate::{Error, Result, Scalar};
 
 /// Entries of the host buffer that fills a rank's array: 256 MB of f64.
@@ -48,6 +48,73 @@ impl<B: Backend, T: Scalar> DistMatrix<B, T> {
     ) -> Result<Self> {
         // The diagonal blocks' upper entries are stored too: the symmetric ones.
         Self::build(cluster, (n, n), nb, Storage::Lower, |i, j| if i >= j { f(i, j) } else { f(j, i) })
+    }
+
+    /// The `m × n` matrix of entries uniform in [−1, 1) of `seed`
+    /// ([`random::uniform`]), each rank filling its blocks on its device:
+    /// no host computes or copies any of it, and any host recomputes any
+    /// entry.
+    pub fn random<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        (m, n): (usize, usize),
+        nb: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        Self::generate(cluster, (m, n), nb, Storage::Full, seed, None)
+    }
+
+    /// The symmetric matrix of order `n` with entries uniform in [−1, 1)
+    /// of `seed` ([`random::symmetric`]) and `diagonal` on its diagonal,
+    /// generated on the devices as [`random`](Self::random) is, in
+    /// `storage`. Its eigenvalues lie within `diagonal ± (n − 1)`
+    /// (Gershgorin): `diagonal ≥ n` makes it positive definite.
+    pub fn random_symmetric<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        n: usize,
+        nb: usize,
+        seed: u64,
+        diagonal: T,
+        storage: Storage,
+    ) -> Result<Self> {
+        Self::generate(cluster, (n, n), nb, storage, seed, Some(diagonal))
+    }
+
+    /// Each rank fills its stored blocks with `fill_random`, and sets the
+    /// diagonal of a symmetric matrix.
+    fn generate<C: Communicator<B>>(
+        cluster: &Cluster<B, C>,
+        (m, n): (usize, usize),
+        nb: usize,
+        storage: Storage,
+        seed: u64,
+        diagonal: Option<T>,
+    ) -> Result<Self> {
+        if nb == 0 {
+            return Err(Error::InvalidArgument("block size 0".into()));
+        }
+        let grid = cluster.grid();
+        let (rows, cols) = (Cyclic::new(m, nb, grid.p), Cyclic::new(n, nb, grid.q));
+        let key = random::key(seed);
+        let local = cluster.run(vec![(); grid.size()], |rank, ()| {
+            let (be, (pr, pc)) = (&rank.be, (rank.pr, rank.pc));
+            let local = Local::new(rows, cols, pr, pc, storage);
+            let mut array = be.alloc::<T>(local.len())?;
+            for bj in (0..cols.blocks()).filter(|&b| cols.owner(b) == pc) {
+                let (lc, kc) = (cols.local_start(bj, pc), cols.block_len(bj));
+                let first = if storage == Storage::Lower { bj } else { 0 };
+                for bi in (first..rows.blocks()).filter(|&b| rows.owner(b) == pr) {
+                    let (lr, kr) = (rows.local_start(bi, pr), rows.block_len(bi));
+                    let at = local.at(lr, lc, kr, kc)?;
+                    be.fill_random(ViewMut::new(&mut array, at)?, (bi * nb, bj * nb), key, diagonal.is_some())?;
+                    if let (Some(d), true) = (diagonal, bi == bj) {
+                        let diag = Block { offset: at.offset, rows: 1, cols: kc, ld: at.ld + 1 };
+                        be.fill(ViewMut::new(&mut array, diag)?, d)?;
+                    }
+                }
+            }
+            Ok(array)
+        })?;
+        Ok(DistMatrix { rows, cols, storage, local })
     }
 
     fn build<C: Communicator<B>>(

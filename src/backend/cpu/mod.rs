@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use super::{
     AasenPanel, AdiFields, Backend, BufferMut, Compute, DeviceBuffer, Diag, Norm, Op, Pivoting, Side, Stepping,
     Strided, StridedMut, Sweep, SymPanel, SymPivoting, SystemLayout, Triangle, Triangular, View, ViewMut, check,
+    random,
 };
 use crate::layout::{self, Full, Rfp, Uplo};
 use crate::{Elem, Error, Result, Scalar};
@@ -638,6 +639,22 @@ impl Backend for Cpu {
                 Uplo::Upper => 0..j.min(c.len()),
             };
             c[rows].fill(value);
+        });
+        Ok(())
+    }
+
+    fn fill_random<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cpu, T>,
+        (i0, j0): (usize, usize),
+        key: u64,
+        symmetric: bool,
+    ) -> Result<()> {
+        let entry = if symmetric { random::symmetric } else { random::uniform };
+        for_each_col(mat_mut(a), |j, c| {
+            for (i, x) in c.iter_mut().enumerate() {
+                *x = T::from_f64(entry(key, i0 + i, j0 + j));
+            }
         });
         Ok(())
     }

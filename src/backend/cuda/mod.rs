@@ -434,6 +434,19 @@ impl Backend for Cuda {
         self.elementwise(&format!("fill_strict_triangle_{}", T::NAME), b.rows, b.cols, &args)
     }
 
+    fn fill_random<T: Scalar>(
+        &self,
+        a: ViewMut<'_, Cuda, T>,
+        (i0, j0): (usize, usize),
+        key: u64,
+        symmetric: bool,
+    ) -> Result<()> {
+        let b = a.block();
+        let args =
+            [ptr_mut(&a), n(b.ld), n(b.rows), n(b.cols), n(i0), n(j0), Arg::Bits64(key), Arg::I32(symmetric as i32)];
+        self.elementwise(&format!("fill_random_{}", T::NAME), b.rows, b.cols, &args)
+    }
+
     fn potrf<T: Scalar>(
         &self,
         uplo: Uplo,

@@ -3,10 +3,10 @@
 //! (`cusolverMgPotrf`, `cusolverMgGetrf`) on the same matrices in the same
 //! layout (a 1 × G grid, which is all cusolverMg takes): weak scaling from
 //! `--sizes` on one GPU (`n³` growing with the GPUs; `--sizes 0` for
-//! none), strong scaling at `--strong`. Each rank's blocks are generated on its own thread from a
-//! hash of `(i, j)` and uploaded, so no host holds the whole matrix; the
+//! none), strong scaling at `--strong`. Each GPU generates its own blocks
+//! (`DistMatrix::random`), so no host holds or computes the matrix; the
 //! backward error of a solve with each side's factor is measured on the
-//! host against the same generator.
+//! host against the same counter-based generator.
 
 use std::ffi::c_void;
 use std::time::Instant;
@@ -14,7 +14,7 @@ use std::time::Instant;
 use cudarc::cusolvermg::{result as mg_result, safe as mg, sys as mgsys};
 use faer::Mat;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
-use gpumat::backend::{Backend, DeviceBuffer, Tuning};
+use gpumat::backend::{Backend, DeviceBuffer, Tuning, random};
 use gpumat::dist::{
     Cluster, DistMatrix, DistParams, Grid, Nccl, Storage, cholesky, cholesky_solve, devices_from_env, lu, lu_solve,
 };
@@ -27,8 +27,24 @@ use crate::harness::capacity::is_out_of_memory;
 use crate::harness::results::record;
 use crate::harness::timing::median;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Routine {
+/// `--storage` on the command line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum StorageArg {
+    Full,
+    Lower,
+}
+
+impl StorageArg {
+    pub fn storage(self) -> Storage {
+        match self {
+            StorageArg::Full => Storage::Full,
+            StorageArg::Lower => Storage::Lower,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Routine {
     Cholesky,
     Lu,
 }
@@ -60,24 +76,22 @@ impl Routine {
         }
     }
 
-    /// Entry `(i, j)` of the test matrix of order `n`: uniform in [−1, 1)
-    /// from a hash; symmetric with `n` on the diagonal (strictly diagonally
-    /// dominant, so positive definite) for Cholesky.
+    /// Entry `(i, j)` of the test matrix of order `n`, as the GPUs
+    /// generate it: uniform in [−1, 1) ([`random::uniform`]); symmetric
+    /// with `n` on the diagonal (strictly diagonally dominant, so positive
+    /// definite) for Cholesky.
     fn entry(self, n: usize, i: usize, j: usize) -> f64 {
-        let hash = |i: usize, j: usize| {
-            let mut x = ((i as u64) << 32 | j as u64) ^ 0x9E37_79B9_7F4A_7C15;
-            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            x ^= x >> 31;
-            (x >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
-        };
+        let key = random::key(SEED);
         match self {
             Routine::Cholesky if i == j => n as f64,
-            Routine::Cholesky => hash(i.min(j), i.max(j)),
-            Routine::Lu => hash(i, j),
+            Routine::Cholesky => random::symmetric(key, i, j),
+            Routine::Lu => random::uniform(key, i, j),
         }
     }
 }
+
+/// The seed of every test matrix.
+const SEED: u64 = 2026;
 
 /// cusolverMg over the cluster's GPUs, with its workspace.
 struct Mg {
@@ -295,23 +309,22 @@ fn enable_peer_access(cluster: &Cluster<Cuda, Nccl>) -> Result<()> {
     Ok(())
 }
 
-/// The test matrix dealt over the cluster.
-fn generate(cluster: &Cluster<Cuda, Nccl>, routine: Routine, n: usize) -> Result<DistMatrix<Cuda, f64>> {
-    generate_stored(cluster, routine, n, Storage::Full)
-}
-
-/// The test matrix in `storage` (`Lower` for Cholesky alone).
-fn generate_stored(
+/// The test matrix of `routine` in `storage` (`Lower` for Cholesky
+/// alone) in blocks of `nb`, generated on the GPUs; returns once they
+/// have written it, so that no timing includes it.
+fn generate(
     cluster: &Cluster<Cuda, Nccl>,
     routine: Routine,
     n: usize,
+    nb: usize,
     storage: Storage,
 ) -> Result<DistMatrix<Cuda, f64>> {
-    let entry = |i, j| routine.entry(n, i, j);
-    match storage {
-        Storage::Full => DistMatrix::from_fn(cluster, (n, n), routine.block_size(), entry),
-        Storage::Lower => DistMatrix::symmetric_from_fn(cluster, n, routine.block_size(), entry),
-    }
+    let a = match routine {
+        Routine::Cholesky => DistMatrix::random_symmetric(cluster, n, nb, SEED, n as f64, storage)?,
+        Routine::Lu => DistMatrix::random(cluster, (n, n), nb, SEED)?,
+    };
+    cluster.ranks().iter().try_for_each(|r| r.be.synchronize())?;
+    Ok(a)
 }
 
 /// `‖b − A·x‖_∞ / (‖A‖_∞·‖x‖_∞ + ‖b‖_∞)` of a solve with the factor in
@@ -349,20 +362,34 @@ fn solve_backward_error(
     Ok(inf(&r) / (norm_a * inf(&x) + inf(&b)))
 }
 
-/// One routine at order `n` on a grid: gpumat's and cusolverMg's median
-/// times (a fresh matrix before each run, not timed) and backward errors.
-fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usize, scaling: &str) -> Result<Value> {
+/// One measurement: a routine at order `n` on a grid, the matrix in
+/// `storage` in blocks of `nb`.
+#[derive(Clone, Copy)]
+struct Case {
+    grid: Grid,
+    routine: Routine,
+    n: usize,
+    nb: usize,
+    storage: Storage,
+}
+
+/// gpumat's and cusolverMg's median times of a case (a fresh matrix before
+/// each run, not timed) and backward errors; cusolverMg on full storage in
+/// one process row alone, as it takes no other.
+fn measure(devices: &[usize], case: Case, reps: usize, scaling: &str, vendor: bool) -> Result<Value> {
+    let Case { grid, routine, n, nb, storage } = case;
     let g = grid.size();
     let cluster = Cluster::cuda(grid, &devices[..g], Tuning::default())?;
-    eprintln!("dist: {} n = {n} on {} × {} ({} GPUs)", routine.name(), grid.p, grid.q, g);
+    eprintln!("dist: {} n = {n} on {} × {} ({} GPUs), {storage:?} storage", routine.name(), grid.p, grid.q, g);
     let params = DistParams::default();
     let (mut ours, mut theirs) = (vec![], vec![]);
-    let mut mg = if grid.p == 1 { Some(Mg::new(&cluster, n, routine.block_size())) } else { None };
+    let mg_fits = grid.p == 1 && storage == Storage::Full;
+    let mut mg = if mg_fits && vendor { Some(Mg::new(&cluster, n, nb)) } else { None };
     let mut err_ours = f64::NAN;
     let mut err_theirs = f64::NAN;
     let mut bytes = 0;
     for rep in 0..=reps {
-        let mut a = generate(&cluster, routine, n)?;
+        let mut a = generate(&cluster, routine, n, nb, storage)?;
         bytes = a.local_bytes();
         let start = Instant::now();
         let ipiv = match routine {
@@ -378,7 +405,7 @@ fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usiz
         }
         drop(a);
         if let Some(Ok(vendor)) = mg.as_mut() {
-            let mut a = generate(&cluster, routine, n)?;
+            let mut a = generate(&cluster, routine, n, nb, storage)?;
             let start = Instant::now();
             let ipiv = vendor.factor(&cluster, routine, &mut a)?;
             let t = start.elapsed().as_secs_f64() * 1e3;
@@ -391,29 +418,32 @@ fn measure(devices: &[usize], grid: Grid, routine: Routine, n: usize, reps: usiz
         }
     }
     let t_ours = median(ours);
-    let vendor = match &mg {
+    let t_theirs = match &mg {
         Some(Ok(_)) => median(theirs),
         _ => f64::NAN,
     };
     let skipped = match &mg {
-        None => Some("cusolverMg takes 1 × G grids only".to_string()),
+        None if !vendor => Some("cusolverMg not run (--no-vendor)".to_string()),
+        None => Some("cusolverMg takes full storage on 1 × G grids only".to_string()),
         Some(Err(e)) => Some(format!("cusolverMg: {e}")),
         Some(Ok(_)) => None,
     };
     let mut extra = json!({
-        "gpus": g, "grid": format!("{}x{}", grid.p, grid.q), "scaling": scaling, "block_size": routine.block_size(),
+        "gpus": g, "grid": format!("{}x{}", grid.p, grid.q), "scaling": scaling, "block_size": nb,
+        "storage": format!("{storage:?}"),
         "gpumat_solve_backward_error": err_ours, "vendor_solve_backward_error": err_theirs,
         "gpumat_bytes": bytes as f64,
     });
     if let Some(s) = skipped {
         extra["skipped"] = json!(s);
     }
-    let op = format!("dist {} {}x{} ({scaling})", routine.name(), grid.p, grid.q);
+    let lower = if storage == Storage::Lower { " lower" } else { "" };
+    let op = format!("dist {}{lower} {}x{} ({scaling})", routine.name(), grid.p, grid.q);
     // At once, so that a run cut short keeps what it measured.
     eprintln!(
-        "dist: {op} n = {n}: {t_ours:.1} ms, cusolverMg {vendor:.1} ms; backward errors {err_ours:.2e}, {err_theirs:.2e}"
+        "dist: {op} n = {n} nb = {nb}: {t_ours:.1} ms, cusolverMg {t_theirs:.1} ms; backward errors {err_ours:.2e}, {err_theirs:.2e}"
     );
-    Ok(record(&op, n, t_ours, vendor, Some(routine.flops(n)), extra))
+    Ok(record(&op, n, t_ours, t_theirs, Some(routine.flops(n)), extra))
 }
 
 /// The grids for `g` GPUs: a row of them, and a square for four or more.
@@ -442,12 +472,13 @@ fn bytes_needed(n: usize, nb: usize, g: usize, storage: Storage) -> f64 {
 /// in each storage, and its time: the order is the largest multiple of the
 /// block whose [`bytes_needed`] fits the free memory, stepped down by 2 %
 /// while a factorization fails for memory.
-fn capacity(devices: &[usize]) -> Result<Vec<Value>> {
+pub fn capacity() -> Result<Vec<Value>> {
+    let devices = devices_from_env()?;
     let g = devices.len();
     let nb = Routine::Cholesky.block_size();
     let (mut rows, mut largest) = (vec![], vec![]);
     for storage in [Storage::Full, Storage::Lower] {
-        let cluster = Cluster::cuda(Grid::row_of(g)?, devices, Tuning::default())?;
+        let cluster = Cluster::cuda(Grid::row_of(g)?, &devices, Tuning::default())?;
         let free = cluster.ranks().iter().map(|r| r.be.memory().map(|m| m.0)).collect::<Result<Vec<_>>>()?;
         let free = free.into_iter().min().unwrap_or(0) as f64;
         let mut n = nb;
@@ -472,7 +503,7 @@ fn capacity(devices: &[usize]) -> Result<Vec<Value>> {
     }
     // Lower storage at full storage's largest order: the time of the two
     // on the same matrix.
-    let cluster = Cluster::cuda(Grid::row_of(g)?, devices, Tuning::default())?;
+    let cluster = Cluster::cuda(Grid::row_of(g)?, &devices, Tuning::default())?;
     let (ms, bytes) = factor_once(&cluster, largest[0], Storage::Lower)?;
     let mut row = capacity_row(g, largest[0], Storage::Lower, ms, bytes, f64::NAN);
     row["op"] = json!(format!("dist cholesky 1x{g} (Lower) at full storage's largest order"));
@@ -483,11 +514,15 @@ fn capacity(devices: &[usize]) -> Result<Vec<Value>> {
 /// Generates the Cholesky test matrix of order `n` in `storage` and times
 /// its factorization; returns the time in ms and the bytes of a rank.
 fn factor_once(cluster: &Cluster<Cuda, Nccl>, n: usize, storage: Storage) -> Result<(f64, usize)> {
-    let mut a = generate_stored(cluster, Routine::Cholesky, n, storage)?;
+    let start = Instant::now();
+    let mut a = generate(cluster, Routine::Cholesky, n, Routine::Cholesky.block_size(), storage)?;
     let bytes = a.local_bytes();
+    eprintln!("dist: generated {:.1} GB a GPU in {:.1} s", bytes as f64 / 1e9, start.elapsed().as_secs_f64());
     let start = Instant::now();
     cholesky(cluster, &mut a, DistParams::default())?;
-    Ok((start.elapsed().as_secs_f64() * 1e3, bytes))
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    eprintln!("dist: factored in {:.1} s", ms / 1e3);
+    Ok((ms, bytes))
 }
 
 fn capacity_row(g: usize, n: usize, storage: Storage, ms: f64, bytes: usize, free: f64) -> Value {
@@ -506,40 +541,56 @@ fn capacity_row(g: usize, n: usize, storage: Storage, ms: f64, bytes: usize, fre
     )
 }
 
-pub fn run(settings: &Settings, strong: &[usize], with_capacity: bool) -> Result<Vec<Value>> {
+/// What `run` scales.
+pub struct What {
+    pub routines: Vec<Routine>,
+    /// Orders for strong scaling.
+    pub strong: Vec<usize>,
+    /// Cholesky's storages (LU's is full).
+    pub storages: Vec<Storage>,
+    /// The block order, instead of each routine's own.
+    pub nb: Option<usize>,
+    /// cusolverMg beside gpumat.
+    pub vendor: bool,
+}
+
+pub fn run(settings: &Settings, what: &What) -> Result<Vec<Value>> {
     let devices = devices_from_env()?;
-    if with_capacity {
-        return capacity(&devices);
-    }
     let counts: Vec<usize> = (0..).map(|k| 1usize << k).take_while(|&g| g <= devices.len()).collect();
+    let reps = settings.reps;
     let mut rows = vec![];
-    for routine in [Routine::Cholesky, Routine::Lu] {
-        // `--sizes 0`: strong scaling alone.
-        for &n1 in settings.sizes.iter().filter(|&&n| n > 0) {
-            let mut base = None;
-            for &g in &counts {
-                // n³ grows with the GPUs: the work per GPU stays that of n1.
-                let nb = routine.block_size();
-                let n = ((n1 as f64 * (g as f64).cbrt() / nb as f64).round() as usize).max(1) * nb;
-                for grid in grids(g) {
-                    let mut row = measure(&devices, grid, routine, n, settings.reps, "weak")?;
-                    let rate = row["gpumat_tflops"].as_f64().unwrap_or(f64::NAN);
-                    let base_rate = *base.get_or_insert(rate);
-                    row["efficiency"] = json!(rate / (g as f64 * base_rate));
-                    rows.push(row);
+    for &routine in &what.routines {
+        let nb = what.nb.unwrap_or(routine.block_size());
+        let storages = if routine == Routine::Cholesky { what.storages.clone() } else { vec![Storage::Full] };
+        for storage in storages {
+            // `--sizes 0`: strong scaling alone.
+            for &n1 in settings.sizes.iter().filter(|&&n| n > 0) {
+                let mut base = None;
+                for &g in &counts {
+                    // n³ grows with the GPUs: the work per GPU stays that of n1.
+                    let n = ((n1 as f64 * (g as f64).cbrt() / nb as f64).round() as usize).max(1) * nb;
+                    for grid in grids(g) {
+                        let case = Case { grid, routine, n, nb, storage };
+                        let mut row = measure(&devices, case, reps, "weak", what.vendor)?;
+                        let rate = row["gpumat_tflops"].as_f64().unwrap_or(f64::NAN);
+                        let base_rate = *base.get_or_insert(rate);
+                        row["efficiency"] = json!(rate / (g as f64 * base_rate));
+                        rows.push(row);
+                    }
                 }
             }
-        }
-        for &n in strong {
-            let mut base = None;
-            for &g in &counts {
-                for grid in grids(g) {
-                    let mut row = measure(&devices, grid, routine, n, settings.reps, "strong")?;
-                    let t = row["gpumat_ms"].as_f64().unwrap_or(f64::NAN);
-                    let t1 = *base.get_or_insert(t);
-                    row["speedup"] = json!(t1 / t);
-                    row["efficiency"] = json!(t1 / (t * g as f64));
-                    rows.push(row);
+            for &n in &what.strong {
+                let mut base = None;
+                for &g in &counts {
+                    for grid in grids(g) {
+                        let case = Case { grid, routine, n, nb, storage };
+                        let mut row = measure(&devices, case, reps, "strong", what.vendor)?;
+                        let t = row["gpumat_ms"].as_f64().unwrap_or(f64::NAN);
+                        let t1 = *base.get_or_insert(t);
+                        row["speedup"] = json!(t1 / t);
+                        row["efficiency"] = json!(t1 / (t * g as f64));
+                        rows.push(row);
+                    }
                 }
             }
         }

@@ -148,6 +148,19 @@ struct Cli {
     /// the GPUs in full and in lower-block storage.
     #[arg(long)]
     capacity: bool,
+    /// `--suite dist`: the factorizations to scale.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [dist::Routine::Cholesky, dist::Routine::Lu])]
+    routines: Vec<dist::Routine>,
+    /// `--suite dist`: the Cholesky's storages (`full`, `lower`: the blocks
+    /// on and below the diagonal alone).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [dist::StorageArg::Full])]
+    storage: Vec<dist::StorageArg>,
+    /// `--suite dist`: the block order (default: 1024 for Cholesky, 512 for LU).
+    #[arg(long)]
+    nb: Option<usize>,
+    /// `--suite dist`: gpumat alone, without cusolverMg beside it.
+    #[arg(long)]
+    no_vendor: bool,
     /// `--suite lp`: HiGHS runs on problems of at most this many rows.
     #[arg(long, default_value_t = 1024)]
     highs_max_rows: usize,
@@ -201,7 +214,16 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::Swe => swe::run(cuda, &settings)?,
         Suite::Mixed => mixed::run(cuda, &settings)?,
-        Suite::Dist => dist::run(&settings, &cli.strong, cli.capacity)?,
+        Suite::Dist => {
+            let what = dist::What {
+                routines: cli.routines.clone(),
+                strong: cli.strong.clone(),
+                storages: cli.storage.iter().map(|s| s.storage()).collect(),
+                nb: cli.nb,
+                vendor: !cli.no_vendor,
+            };
+            if cli.capacity { dist::capacity()? } else { dist::run(&settings, &what)? }
+        }
         Suite::Emu => emu::run(cuda, &settings)?,
         Suite::EmuGram => emu::run_gram(cuda, &settings)?,
         Suite::Lp => unreachable!("the LP suite runs on any device and returned above"),

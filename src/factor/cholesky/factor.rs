@@ -85,6 +85,21 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     factor_triangle(be, Triangle::full(uplo, block)?, a, info, offset, params)
 }
 
+/// [`factor_in_place`] enqueued call by call, never recorded for replay:
+/// for a factorization done once at its place, as each panel of a
+/// distributed factorization is, where a capture would cost the host more
+/// than replays of it ever save.
+pub(crate) fn factor_in_place_once<B: Backend, T: Scalar>(
+    be: &B,
+    a: &BufferMut<'_, B, T>,
+    block: Block,
+    info: &mut ViewMut<'_, B, i32>,
+    offset: usize,
+    params: CholeskyParams,
+) -> Result<()> {
+    symmetric::factor(be, Triangle::full(Uplo::Lower, block)?, a, Leaves::Cholesky, info, offset, params)
+}
+
 /// The blocked factorization of `L` wherever `tri` stores it, enqueued as
 /// one unit of [`Backend::replay`]: repeated factorizations of the same
 /// memory (benchmarks, the steps of an interior-point or time-stepping

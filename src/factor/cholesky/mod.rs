@@ -12,6 +12,7 @@ mod rfp;
 mod solve;
 
 pub use condition::{rcond, rcond_rfp};
+pub(crate) use factor::factor_in_place_once;
 pub use factor::{CholeskyParams, factor_in_place};
 pub use reconstruct::reconstruct;
 pub use rfp::{factor_rfp_in_place, solve_rfp_in_place};
