@@ -10,6 +10,8 @@
 
 use std::ffi::c_void;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use cudarc::nccl::{result, sys};
 
@@ -23,9 +25,18 @@ pub struct Nccl {
     /// [`Communicator::abort`] takes the write lock, so no call uses the
     /// communicator while `ncclCommAbort` frees it.
     comm: RwLock<Option<Comm>>,
+    /// The handle, for an abort that cannot have the lock: a call blocked
+    /// inside NCCL (its queue of work full, behind a kernel waiting for a
+    /// rank that failed) holds the read lock until the abort ends it.
+    handle: Comm,
+    aborted: AtomicBool,
     rank: usize,
     size: usize,
 }
+
+/// How long an abort waits for a call in progress to leave the
+/// communicator before aborting under it.
+const ABORT_WAIT: Duration = Duration::from_secs(1);
 
 /// The raw handle.
 #[derive(Clone, Copy)]
@@ -39,6 +50,9 @@ unsafe impl Sync for Comm {}
 
 impl Drop for Nccl {
     fn drop(&mut self) {
+        if *self.aborted.get_mut() {
+            return;
+        }
         if let Some(Comm(comm)) = self.comm.get_mut().ok().and_then(|c| c.take()) {
             // SAFETY: made by `ncclCommInitAll`, not aborted, destroyed once.
             let _ = unsafe { result::comm_destroy(comm) };
@@ -69,7 +83,13 @@ impl Nccl {
         Ok(comms
             .into_iter()
             .enumerate()
-            .map(|(rank, comm)| Nccl { comm: RwLock::new(Some(Comm(comm))), rank, size })
+            .map(|(rank, comm)| Nccl {
+                comm: RwLock::new(Some(Comm(comm))),
+                handle: Comm(comm),
+                aborted: AtomicBool::new(false),
+                rank,
+                size,
+            })
             .collect())
     }
 
@@ -94,6 +114,9 @@ impl Communicator<Cuda> for Nccl {
         peer("broadcast", root, self.size)?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
+        if self.aborted.load(Ordering::Acquire) {
+            return Err(aborted());
+        }
         let (ptr, bytes) = Self::bytes(data.buffer(), extent);
         // SAFETY: `ptr` addresses `bytes` bytes of the view on this rank's
         // GPU; the stream is that GPU's main queue.
@@ -120,6 +143,9 @@ impl Communicator<Cuda> for Nccl {
     ) -> Result<()> {
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
+        if self.aborted.load(Ordering::Acquire) {
+            return Err(aborted());
+        }
         let stream = be.stream().cu_stream() as sys::cudaStream_t;
         let mut calls = Vec::with_capacity(sends.len() + recvs.len());
         for (to, data) in sends {
@@ -156,6 +182,9 @@ impl Communicator<Cuda> for Nccl {
         let buf = be.upload(&[value])?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
+        if self.aborted.load(Ordering::Acquire) {
+            return Err(aborted());
+        }
         let ptr = buf.id() as *mut c_void;
         // SAFETY: one f64 at `ptr` on this GPU.
         unsafe {
@@ -177,11 +206,30 @@ impl Communicator<Cuda> for Nccl {
     }
 
     fn abort(&self) {
-        let mut guard = self.comm.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(Comm(comm)) = guard.take() {
-            // SAFETY: a live communicator; no call holds it (the lock), and
-            // it is never used again (`None`). Its kernels on the GPU stop.
-            let _ = unsafe { result::comm_abort(comm) };
+        if self.aborted.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let deadline = Instant::now() + ABORT_WAIT;
+        loop {
+            if let Ok(mut guard) = self.comm.try_write() {
+                if let Some(Comm(comm)) = guard.take() {
+                    // SAFETY: a live communicator; no call holds it (the
+                    // lock), and it is never used again (`None`). Its
+                    // kernels on the GPU stop.
+                    let _ = unsafe { result::comm_abort(comm) };
+                }
+                return;
+            }
+            if Instant::now() >= deadline {
+                // SAFETY: a call is blocked inside NCCL on this
+                // communicator; `ncclCommAbort` is what ends that wait (as
+                // a watchdog thread ends a hung collective). The handle is
+                // never destroyed again (`aborted`), and later calls see
+                // `aborted` before they touch it.
+                let _ = unsafe { result::comm_abort(self.handle.0) };
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }

@@ -456,16 +456,23 @@ fn grids(g: usize) -> Vec<Grid> {
     grids
 }
 
-/// Bytes one rank needs to factor order `n` in `storage` on `g` GPUs (one
-/// process row): its blocks, the two copies of the panel and a margin for
-/// the libraries' workspaces.
+/// Bytes the largest rank needs to factor order `n` in `storage` on `g`
+/// GPUs (one process row): its blocks (rank 0 holds the first block column
+/// and, when they do not divide evenly, one more than others), the two
+/// copies of the panel and a margin for the libraries' workspaces.
 fn bytes_needed(n: usize, nb: usize, g: usize, storage: Storage) -> f64 {
-    let (n, nb, g) = (n as f64, nb as f64, g as f64);
-    let blocks = match storage {
-        Storage::Full => n * n / g,
-        Storage::Lower => (n * n / 2.0 + n * nb / 2.0) / g,
-    };
-    (blocks + 2.0 * n * nb) * 8.0 + 6e9
+    let blocks = n.div_ceil(nb);
+    let entries: usize = (0..blocks)
+        .step_by(g)
+        .map(|j| {
+            let width = nb.min(n - j * nb);
+            match storage {
+                Storage::Full => n * width,
+                Storage::Lower => (n - j * nb) * width,
+            }
+        })
+        .sum();
+    (entries + 2 * n * nb) as f64 * 8.0 + 6e9
 }
 
 /// The largest order the Cholesky factors on all the GPUs (one process row)
