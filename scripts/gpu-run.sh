@@ -83,8 +83,11 @@ for t in .gpu/bin/test-*; do
     [ -n "${SKIP_TESTS:-}" ] && break
     name=$(basename "$t")
     # The long cases too: some GPU paths (more blocks than SMs, panels longer
-    # than the GPU holds) are reached only by them.
-    "$t" --test-threads=1 --include-ignored > "$OUT/$name.log" 2>&1
+    # than the GPU holds) are reached only by them. Several GPUs in one
+    # process load their kernels eagerly (gpumat::dist::load_kernels_eagerly).
+    loading=${CUDA_MODULE_LOADING:-}
+    [ "$name" = test-dist ] && loading=${loading:-EAGER}
+    env ${loading:+CUDA_MODULE_LOADING=$loading} "$t" --test-threads=1 --include-ignored > "$OUT/$name.log" 2>&1
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
 # scaled_gram again with narrow block columns and short chunks of depth, so

@@ -196,6 +196,11 @@ impl Cluster<Cuda, Nccl> {
     /// A rank on each GPU of `devices` (ordinals, in grid order), joined by
     /// NCCL. The same ordinal may appear more than once (ranks sharing a
     /// GPU, for tests on one).
+    ///
+    /// Run the process with `CUDA_MODULE_LOADING=EAGER` (see
+    /// [`load_kernels_eagerly`]): with CUDA's default lazy loading, a rank
+    /// that loads a kernel while another waits for it in a collective can
+    /// hang both.
     pub fn cuda(grid: Grid, devices: &[usize], tuning: Tuning) -> Result<Self> {
         if devices.len() != grid.size() {
             return Err(Error::InvalidArgument(format!(
@@ -227,6 +232,31 @@ impl Cluster<Cuda, Nccl> {
     pub fn cuda_from_env(tuning: Tuning) -> Result<Self> {
         let devices = devices_from_env()?;
         Self::cuda(Grid::row_of(devices.len())?, &devices, tuning)
+    }
+}
+
+/// The variable that says when CUDA loads a module's kernels.
+pub const MODULE_LOADING_VAR: &str = "CUDA_MODULE_LOADING";
+
+/// Asks CUDA to load every kernel when its module or library loads rather
+/// than at its first launch (`CUDA_MODULE_LOADING=EAGER`), unless the
+/// variable is set already. Several GPUs driven by one process need it: a
+/// lazy load may synchronize its device (CUDA C++ Programming Guide, "Lazy
+/// Loading"), and when a rank loads a kernel while its device, or a peer's,
+/// runs a collective that waits for this very rank, neither ends. A hang of
+/// that shape was seen on two H200s, in a fresh process whose first work
+/// was a distributed factorization: one GPU idle, the other in a
+/// broadcast. The cost is the libraries' kernels loaded at start (seconds,
+/// and some device memory).
+///
+/// # Safety
+///
+/// Call before the process's first CUDA call, while no other thread reads
+/// or writes the environment ([`std::env::set_var`]).
+pub unsafe fn load_kernels_eagerly() {
+    if std::env::var_os(MODULE_LOADING_VAR).is_none() {
+        // SAFETY: the caller's promise.
+        unsafe { std::env::set_var(MODULE_LOADING_VAR, "EAGER") };
     }
 }
 

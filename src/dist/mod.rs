@@ -24,7 +24,7 @@ mod workspace;
 
 pub use channels::Channels;
 pub use cholesky::cholesky;
-pub use cluster::{Cluster, DEVICES_VAR, Rank, devices_from_env};
+pub use cluster::{Cluster, DEVICES_VAR, MODULE_LOADING_VAR, Rank, devices_from_env, load_kernels_eagerly};
 pub use comm::Communicator;
 pub use grid::{Cyclic, Grid};
 pub use local::Storage;

@@ -255,6 +255,10 @@ fn parse_shapes(shapes: &[String]) -> Result<Vec<(usize, usize)>> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.suite == Suite::Dist {
+        // SAFETY: no other thread has started, and CUDA is not yet loaded.
+        unsafe { gpumat::dist::load_kernels_eagerly() };
+    }
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -187,6 +187,12 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    if let Command::Solve(args) = &cli.command
+        && args.distributed()
+    {
+        // SAFETY: no other thread has started, and CUDA is not yet loaded.
+        unsafe { gpumat::dist::load_kernels_eagerly() };
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_closed_pipe() => ExitCode::SUCCESS,

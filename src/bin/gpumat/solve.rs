@@ -133,6 +133,13 @@ pub struct Args {
     devices: Option<Vec<usize>>,
 }
 
+impl Args {
+    /// Whether the solve runs across several ranks (`--grid`, `--devices`).
+    pub fn distributed(&self) -> bool {
+        self.grid.is_some() || self.devices.is_some()
+    }
+}
+
 /// A Matrix Market file on `dev` rounded to `T`, converted in place and
 /// uploaded: the host copy is gone before the solve starts.
 fn read_as<T: Scalar>(dev: &Device, path: &Path) -> Result<Matrix<T>> {
