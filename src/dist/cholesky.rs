@@ -87,8 +87,11 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         )?;
         return first_failure(be, &info);
     }
-    let local = CholeskyParams::for_order(nb.min(rows.len));
-    let local = CholeskyParams { block_size: local.block_size.min(nb), ..local };
+    // Each panel is one block column, factored recursively on the main
+    // queue (and its sibling), as one device's code factors each of its
+    // panels: blocked in narrower columns it would use the side queue,
+    // which holds this rank's trailing update, and wait for all of it.
+    let local = CholeskyParams { block_size: nb, ..CholeskyParams::for_order(nb.min(rows.len)) };
     let side = be.side()?;
     side.wait_for(be)?;
     for k in 0..rows.blocks() {

@@ -182,6 +182,12 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
         let host = be.upload(&ids)?;
         be.copy(crate::backend::View::dense(&host, ipiv_block.rows, ipiv_block.cols)?, ipiv.view_mut(ipiv_block)?)?;
     }
+    if kmax == n && n <= nb {
+        // One panel and nothing right of it: the side queue, which may hold
+        // the caller's own work (a distributed factorization's trailing
+        // update), is neither used nor waited for.
+        return w.panel(be, 0, kmax, 0, kmax);
+    }
     let side = be.side()?;
     // The side queue starts after what the caller enqueued.
     side.wait_for(be)?;
