@@ -90,7 +90,7 @@ impl Routine {
     }
 }
 
-/// The seed of every test matrix.
+/// Every test matrix is generated from this seed.
 const SEED: u64 = 2026;
 
 /// cusolverMg over the cluster's GPUs, with its workspace.
