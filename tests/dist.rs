@@ -366,6 +366,34 @@ fn single_precision_factors_to_its_own_unit_roundoff() {
     });
 }
 
+/// Solves at the bench's block sizes, where on the GPUs the side queue's
+/// trailing update of step `k` still runs while the main queue receives
+/// step `k + 1`'s panel: a copy that one overwrites while the other reads
+/// shows here as a backward error far above rounding.
+#[test]
+fn solves_where_the_look_ahead_overlaps_the_update() {
+    use gpumat::dist::Storage;
+    let (n, nb) = if on_gpu() { (8192, 512) } else { (384, 32) };
+    on_each_grid!(|cluster| {
+        let grid = cluster.grid();
+        let b = Mat::from_fn(n, 1, |i, _| ((i * 7) % 11) as f64 - 5.0);
+        let bound = 4.0 * n as f64 * f64::EPSILON / 2.0;
+
+        let mut d = DistMatrix::random_symmetric(&cluster, n, nb, 5, n as f64, Storage::Full).unwrap();
+        let a = d.to_host(&cluster).unwrap();
+        let a = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+        cholesky(&cluster, &mut d, DistParams::default()).unwrap();
+        let err = solve_backward_error(&a, &cholesky_solve(&cluster, &d, b.as_ref()).unwrap(), &b);
+        assert!(err <= bound, "{} × {}, n = {n}: Cholesky solve's backward error {err:.2e}", grid.p, grid.q);
+
+        let mut d = DistMatrix::random(&cluster, (n, n), nb, 6).unwrap();
+        let a = d.to_host(&cluster).unwrap();
+        let ipiv = lu(&cluster, &mut d, DistParams::default()).unwrap();
+        let err = solve_backward_error(&a, &lu_solve(&cluster, &d, &ipiv, b.as_ref()).unwrap(), &b);
+        assert!(err <= bound, "{} × {}, n = {n}: LU solve's backward error {err:.2e}", grid.p, grid.q);
+    });
+}
+
 #[test]
 fn random_matrices_are_generated_on_the_ranks() {
     use gpumat::backend::random;

@@ -113,12 +113,13 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     let a = BufferMut::new(buf);
     // Copies of the panel only where it does not lie at hand (its rows
     // for another process column, `U`'s block row for another process
-    // row), `L11`, each step's pivots (relative to the panel's top row with
-    // one process row, to the gathered panel's rows with several) and each
-    // step's status.
+    // row), `L11` (two, as the panel's copies: the side queue's `trsm` of
+    // step `k` may still read one while step `k + 1`'s arrives), each
+    // step's pivots (relative to the panel's top row with one process row,
+    // to the gathered panel's rows with several) and each step's status.
     let buffers = (|| {
         let ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
-        Ok((ws, be.alloc::<T>(nb * nb)?, be.alloc::<i32>(n)?, be.alloc::<i32>(rows.blocks())?))
+        Ok((ws, [be.alloc::<T>(nb * nb)?, be.alloc::<T>(nb * nb)?], be.alloc::<i32>(n)?, be.alloc::<i32>(rows.blocks())?))
     })();
     let (mut ws, mut diag, mut ipiv, mut info) = rank.agree(buffers)?;
     let mut global = vec![0i32; n];
@@ -202,9 +203,9 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
             }
             if pr == s.rk {
                 if pc == s.ck {
-                    be.copy(a.view(whole.sub(s.lr, s.lc, kb, kb)?)?, ViewMut::dense(&mut diag, kb, kb)?)?;
+                    be.copy(a.view(whole.sub(s.lr, s.lc, kb, kb)?)?, ViewMut::dense(&mut diag[set], kb, kb)?)?;
                 }
-                rank.row.broadcast(be, ViewMut::dense(&mut diag, kb, kb)?, s.ck)?;
+                rank.row.broadcast(be, ViewMut::dense(&mut diag[set], kb, kb)?, s.ck)?;
             }
         }
         let l21 = |lrow| if q > 1 { View::dense(lrow, below, kb) } else { a.view(whole.sub(s.lr1, s.lc, below, kb)?) };
@@ -230,7 +231,7 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
                     let columns = whole.sub(s.lr, s.lc1 + from, ml - s.lr, to - from)?;
                     queue.laswp(a.view_mut(columns)?, View::new(&ipiv, pivots)?, 0, false)?;
                     let u12 = a.view_mut(whole.sub(s.lr, s.lc1 + from, kb, to - from)?)?;
-                    queue.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, T::ONE, l11(&diag)?, u12)?;
+                    queue.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, T::ONE, l11(&diag[set])?, u12)?;
                     if below > 0 {
                         let u12 = a.view(whole.sub(s.lr, s.lc1 + from, kb, to - from)?)?;
                         let a22 = a.view_mut(whole.sub(s.lr1, s.lc1 + from, below, to - from)?)?;
@@ -245,7 +246,7 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
         } else {
             if pr == s.rk && right > 0 {
                 let u12 = a.view_mut(whole.sub(s.lr, s.lc1, kb, right)?)?;
-                be.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, T::ONE, l11(&diag)?, u12)?;
+                be.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit, T::ONE, l11(&diag[set])?, u12)?;
                 be.copy(a.view(whole.sub(s.lr, s.lc1, kb, right)?)?, ViewMut::dense(&mut ws.lcol[set], kb, right)?)?;
             }
             if right > 0 {
