@@ -43,8 +43,21 @@ pub trait Communicator<B: Backend>: Send + Sync {
 
 /// The error of a call on an aborted group.
 pub(crate) fn aborted() -> Error {
-    Error::Device("the ranks' communicators were aborted after another rank failed".into())
+    Error::Device(ABORTED.into())
 }
+
+/// The error of a rank whose own work went well when another's did not.
+pub(crate) fn another_failed() -> Error {
+    Error::Device(ANOTHER_FAILED.into())
+}
+
+/// Whether `e` says only that some other rank failed.
+pub(crate) fn follows_another(e: &Error) -> bool {
+    matches!(e, Error::Device(m) if m == ABORTED || m == ANOTHER_FAILED)
+}
+
+const ABORTED: &str = "the ranks' communicators were aborted after another rank failed";
+const ANOTHER_FAILED: &str = "another rank could not start the factorization";
 
 /// The block's extent in its buffer, if its entries are contiguous.
 pub(crate) fn contiguous(op: &'static str, block: crate::backend::Block) -> Result<(usize, usize)> {

@@ -119,7 +119,12 @@ fn factor_rank<B: Backend, C: Communicator<B>, T: Scalar>(
     // to the gathered panel's rows with several) and each step's status.
     let buffers = (|| {
         let ws = Workspace::<B, T>::new(be, if q > 1 { ml } else { 0 }, if p > 1 { nl } else { 0 }, nb)?;
-        Ok((ws, [be.alloc::<T>(nb * nb)?, be.alloc::<T>(nb * nb)?], be.alloc::<i32>(n)?, be.alloc::<i32>(rows.blocks())?))
+        Ok((
+            ws,
+            [be.alloc::<T>(nb * nb)?, be.alloc::<T>(nb * nb)?],
+            be.alloc::<i32>(n)?,
+            be.alloc::<i32>(rows.blocks())?,
+        ))
     })();
     let (mut ws, mut diag, mut ipiv, mut info) = rank.agree(buffers)?;
     let mut global = vec![0i32; n];

@@ -4,6 +4,7 @@
 
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
+use std::sync::atomic::Ordering;
 
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::{CudaSlice, DevicePtr, DriverError};
@@ -63,6 +64,22 @@ impl Cuda {
         .map_err(driver("keeping the memory pool's reserve"))
     }
 
+    /// Makes this GPU one of several that one process drives through NCCL.
+    /// Unmapping device memory, creating a stream's cuBLAS handle or pinned
+    /// host memory may wait for every GPU of the process (NVIDIA/nccl#48);
+    /// while a peer's collective waits in a kernel for this GPU, neither
+    /// ends. So the side and sibling queues and the pinned staging buffers
+    /// are made now, before any collective, and the pool is no longer
+    /// trimmed: an allocation the pool cannot meet is `OutOfDeviceMemory`.
+    pub fn join_cluster(&self) -> Result<()> {
+        self.peers.store(true, Ordering::Release);
+        let (side, sibling) = (self.side()?, self.sibling()?);
+        for queue in [self, side, sibling] {
+            drop(queue.staging()?);
+        }
+        Ok(())
+    }
+
     /// Runs `f` and returns, with its result, the most device memory it had
     /// in use at once beyond what was in use before, in bytes: the high-water
     /// mark of the stream-ordered pool that buffers come from, plus memory
@@ -114,8 +131,10 @@ impl Cuda {
         };
         let mem = match allocate() {
             // The pool's reserve may be mapped in pieces too small: give it
-            // back to the driver once all queued frees are done, and retry.
-            Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => {
+            // back to the driver once all queued frees are done, and retry;
+            // not beside peers (`join_cluster`), whose kernels the unmapping
+            // would wait for while they wait for this GPU.
+            Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)) if !self.peers.load(Ordering::Acquire) => {
                 self.synchronize()?;
                 // SAFETY: the device's own pool; buffers in use stay mapped.
                 unsafe { cudarc::driver::result::mem_pool::trim_to(self.pool()?, 0) }

@@ -88,6 +88,10 @@ pub struct Cuda {
     lu: lu::State,
     /// The knobs, shared with the other queues.
     tuning: Arc<Mutex<Tuning>>,
+    /// Whether other GPUs of this process may wait in collectives on this
+    /// one's progress ([`Cuda::join_cluster`]), shared with the other
+    /// queues: the memory pool is then never trimmed.
+    peers: Arc<AtomicBool>,
     /// Whether `replay` records graphs here (only on the main queue, and
     /// only when the tuning says so).
     record_graphs: AtomicBool,

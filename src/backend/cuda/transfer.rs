@@ -54,7 +54,7 @@ impl Stage {
 }
 
 impl Cuda {
-    fn staging(&self) -> Result<MutexGuard<'_, Staging>> {
+    pub(super) fn staging(&self) -> Result<MutexGuard<'_, Staging>> {
         let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
             let stage = || -> Result<Stage> {
