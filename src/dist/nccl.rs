@@ -8,11 +8,13 @@
 //! processes, and each calls `ncclCommInitRank` with its rank instead of
 //! [`Nccl::group`]'s `ncclCommInitAll`. Nothing else changes.
 
+use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use cudarc::driver::CudaEvent;
 use cudarc::nccl::{result, sys};
 
 use super::comm::{Communicator, aborted, contiguous, peer};
@@ -30,9 +32,23 @@ pub struct Nccl {
     /// rank that failed) holds the read lock until the abort ends it.
     handle: Comm,
     aborted: AtomicBool,
+    /// Events after this rank's last [`IN_FLIGHT`] collectives, oldest
+    /// first.
+    in_flight: Mutex<VecDeque<CudaEvent>>,
     rank: usize,
     size: usize,
 }
+
+/// How many of a rank's collectives on one communicator may be queued and
+/// not yet done. Without a bound, ranks with nothing to compute run ahead
+/// and fill NCCL's queue of work, and then wait inside NCCL, where the rank
+/// they wait for may not get to enqueue its part (the likely end of the
+/// factorizations of a few hundred block steps that stopped at their first
+/// on four H200s). A rank
+/// waits only for its own older collectives, which every rank has queued
+/// (all make the same calls in the same order), so the bound cannot
+/// deadlock; eight keeps a rank a few steps ahead of its GPU.
+const IN_FLIGHT: usize = 8;
 
 /// How long an abort waits for a call in progress to leave the
 /// communicator before aborting under it.
@@ -87,10 +103,33 @@ impl Nccl {
                 comm: RwLock::new(Some(Comm(comm))),
                 handle: Comm(comm),
                 aborted: AtomicBool::new(false),
+                in_flight: Mutex::new(VecDeque::new()),
                 rank,
                 size,
             })
             .collect())
+    }
+
+    /// Waits, on the host, until fewer than [`IN_FLIGHT`] of this rank's
+    /// collectives are queued; before taking the lock, so that an abort
+    /// (which ends the collectives waited for) is not kept out.
+    fn throttle(&self) -> Result<()> {
+        let oldest = {
+            let mut queued = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            if queued.len() < IN_FLIGHT { None } else { queued.pop_front() }
+        };
+        match oldest {
+            Some(done) => done.synchronize().map_err(|e| Error::Device(format!("NCCL: waiting for a collective: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the end of the collective just queued on `be`.
+    fn queued(&self, be: &Cuda) -> Result<()> {
+        let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        let done = be.stream().record_event(Some(flags)).map_err(|e| Error::Device(format!("NCCL: {e}")))?;
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).push_back(done);
+        Ok(())
     }
 
     /// The device address of entry `offset` of `buf`, and the byte count
@@ -112,6 +151,7 @@ impl Communicator<Cuda> for Nccl {
     fn broadcast<E: Elem>(&self, be: &Cuda, data: ViewMut<'_, Cuda, E>, root: usize) -> Result<()> {
         let extent = contiguous("broadcast", data.block())?;
         peer("broadcast", root, self.size)?;
+        self.throttle()?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -132,7 +172,7 @@ impl Communicator<Cuda> for Nccl {
             )
         }
         .map_err(nccl("broadcast"))?;
-        Ok(())
+        self.queued(be)
     }
 
     fn exchange<E: Elem>(
@@ -141,6 +181,7 @@ impl Communicator<Cuda> for Nccl {
         sends: &[(usize, View<'_, Cuda, E>)],
         recvs: Vec<(usize, ViewMut<'_, Cuda, E>)>,
     ) -> Result<()> {
+        self.throttle()?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -175,7 +216,8 @@ impl Communicator<Cuda> for Nccl {
         }
         // The group is closed whatever happened inside it.
         result::group_end().map_err(nccl("ending a group"))?;
-        status
+        status?;
+        self.queued(be)
     }
 
     fn max(&self, be: &Cuda, value: f64) -> Result<f64> {
