@@ -113,6 +113,9 @@ fn shapes<T: Scalar>() {
         (20, 45, 8, 8),
         (20, 45, 16, 5),
         (3, 5, 2, 2),
+        // Enough panels that, on a GPU, the side queue's update of the far
+        // columns runs beside the next panels (look-ahead).
+        (1536, 1024, 128, 32),
     ];
     for (s, &(m, n, nb, leaf)) in cases.iter().enumerate() {
         check::<T>(100 + s as u64, m, n, nb, leaf);

@@ -50,6 +50,11 @@ pub(super) fn blocking<B: Backend, T: Scalar>(
 /// Factors the `m × n` block `block` of `a` in place (`R` and the
 /// reflectors, see the module documentation) and writes the panels' `T`
 /// factors into `t`, which must be `min(nb, k) × k` for `k = min(m, n)`.
+///
+/// Right-looking with look-ahead, as the LU and Cholesky loops: panel `j`
+/// is applied to the next block column on the main queue and to the rest
+/// on the side queue, so that panel `j + 1`, on the main queue, runs while
+/// the side queue updates the far columns with panel `j`.
 pub fn factor_in_place<B: Backend, T: Scalar>(
     be: &B,
     a: &BufferMut<'_, B, T>,
@@ -60,17 +65,33 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     let (m, n) = (block.rows, block.cols);
     let k = m.min(n);
     let nb = blocking("qr", block, &t, params.block_size)?;
-    let mut work = be.alloc::<T>(nb * n.saturating_sub(nb).max(nb))?;
+    // One workspace a queue: the panels and the next block column on the
+    // main queue (at most nb² entries), the far columns on the side queue.
+    let mut work = be.alloc::<T>(nb * nb)?;
+    let mut far = be.alloc::<T>(nb * n.saturating_sub(2 * nb).max(1))?;
+    let side = be.side()?;
+    // The side queue starts after what the caller enqueued.
+    side.wait_for(be)?;
     for j in (0..k).step_by(nb) {
         let kb = nb.min(k - j);
         let panel = block.sub(j, j, m - j, kb)?;
         factor_panel(be, a, panel, t.rb_mut().sub_mut(0, j, kb, kb)?, params.leaf, &mut work)?;
         let rest = n - j - kb;
-        if rest > 0 {
-            let trailing = block.sub(j, j + kb, m - j, rest)?;
-            let tb = t.rb().sub(0, j, kb, kb)?;
-            apply_block(be, a.view(panel)?, tb, Op::Trans, a.view_mut(trailing)?, &mut work)?;
+        let next = nb.min(rest);
+        // The side queue sees the panel; the next block column must have
+        // the side queue's earlier update before it gets this one.
+        side.wait_for(be)?;
+        be.wait_for(side)?;
+        let tb = t.rb().sub(0, j, kb, kb)?;
+        if next > 0 {
+            let columns = a.view_mut(block.sub(j, j + kb, m - j, next)?)?;
+            apply_block(be, a.view(panel)?, tb, Op::Trans, columns, &mut work)?;
+        }
+        if rest > next {
+            let columns = a.view_mut(block.sub(j, j + kb + next, m - j, rest - next)?)?;
+            apply_block(side, a.view(panel)?, tb, Op::Trans, columns, &mut far)?;
         }
     }
-    Ok(())
+    // The caller's next work sees the whole factor.
+    be.wait_for(side)
 }
