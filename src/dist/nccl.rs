@@ -18,6 +18,7 @@ use cudarc::driver::CudaEvent;
 use cudarc::nccl::{result, sys};
 
 use super::comm::{Communicator, aborted, contiguous, peer};
+use crate::backend::cuda::driver;
 use crate::backend::{Backend, Cuda, DeviceBuffer, View, ViewMut};
 use crate::{DeviceLibrary, Elem, Error, Result};
 
@@ -44,10 +45,10 @@ pub struct Nccl {
 /// and fill NCCL's queue of work, and then wait inside NCCL, where the rank
 /// they wait for may not get to enqueue its part (the likely end of the
 /// factorizations of a few hundred block steps that stopped at their first
-/// on four H200s). A rank
-/// waits only for its own older collectives, which every rank has queued
-/// (all make the same calls in the same order), so the bound cannot
-/// deadlock; eight keeps a rank a few steps ahead of its GPU.
+/// on four H200s). A rank waits only for its own older collectives, which
+/// every rank has queued (all make the same calls in the same order), so
+/// the bound cannot deadlock; eight keeps a rank a few steps ahead of its
+/// GPU.
 const IN_FLIGHT: usize = 8;
 
 /// How long an abort waits for a call in progress to leave the
@@ -119,7 +120,7 @@ impl Nccl {
             if queued.len() < IN_FLIGHT { None } else { queued.pop_front() }
         };
         match oldest {
-            Some(done) => done.synchronize().map_err(|e| Error::Device(format!("NCCL: waiting for a collective: {e}"))),
+            Some(done) => done.synchronize().map_err(driver("waiting for a collective")),
             None => Ok(()),
         }
     }
@@ -127,7 +128,7 @@ impl Nccl {
     /// Marks the end of the collective just queued on `be`.
     fn queued(&self, be: &Cuda) -> Result<()> {
         let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        let done = be.stream().record_event(Some(flags)).map_err(|e| Error::Device(format!("NCCL: {e}")))?;
+        let done = be.stream().record_event(Some(flags)).map_err(driver("marking a collective"))?;
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).push_back(done);
         Ok(())
     }
