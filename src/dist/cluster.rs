@@ -201,9 +201,8 @@ impl Cluster<Cuda, Nccl> {
     /// GPU, for tests on one).
     ///
     /// Run the process with `CUDA_MODULE_LOADING=EAGER` (see
-    /// [`load_kernels_eagerly`]): with CUDA's default lazy loading, a rank
-    /// that loads a kernel while another waits for it in a collective can
-    /// hang both.
+    /// [`load_kernels_eagerly`]), so that gpumat's own kernels are loaded
+    /// before the first collective.
     pub fn cuda(grid: Grid, devices: &[usize], tuning: Tuning) -> Result<Self> {
         if devices.len() != grid.size() {
             return Err(Error::InvalidArgument(format!(
@@ -248,12 +247,12 @@ pub const MODULE_LOADING_VAR: &str = "CUDA_MODULE_LOADING";
 
 /// Asks CUDA to load every kernel when its module or library loads rather
 /// than at its first launch (`CUDA_MODULE_LOADING=EAGER`), unless the
-/// variable is set already. Several GPUs driven by one process need it: a
-/// lazy load may synchronize its device (CUDA C++ Programming Guide, "Lazy
-/// Loading"), and when a rank loads a kernel while its device, or a peer's,
-/// runs a collective that waits for this very rank, neither ends (the same
-/// hazard as [`Cuda::join_cluster`]'s). The cost is the libraries' kernels
-/// loaded at start (seconds, and some device memory).
+/// variable is set already. For several GPUs driven by one process: a lazy
+/// load may wait for its device (CUDA C++ Programming Guide, "Lazy
+/// Loading"), and while it waits every rank waits for it at the next
+/// collective (the ranks meet before each, so the wait ends, but late).
+/// cuBLASLt still loads some kernels at their first use. The cost is the
+/// libraries' kernels loaded at start (seconds, and some device memory).
 ///
 /// # Safety
 ///

@@ -19,6 +19,7 @@ mod local;
 mod lu;
 mod matrix;
 mod nccl;
+mod rendezvous;
 mod solve;
 mod workspace;
 

@@ -1,24 +1,23 @@
 //! NCCL between the GPUs of one process: one communicator per group of
 //! ranks (a process row, a process column), each rank's calls enqueued on
 //! its GPU's main queue, so that they order with the factorization's work
-//! there and overlap the side queue's trailing updates.
+//! there and overlap the side queue's trailing updates. The ranks of a
+//! communicator meet on the host before each collective ([`Rendezvous`]).
 //!
 //! Across hosts the same code runs one process per GPU: rank 0 makes an
 //! `ncclUniqueId`, the launcher (MPI, or any channel) hands it to the other
 //! processes, and each calls `ncclCommInitRank` with its rank instead of
 //! [`Nccl::group`]'s `ncclCommInitAll`. Nothing else changes.
 
-use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::CudaEvent;
 use cudarc::nccl::{result, sys};
 
 use super::comm::{Communicator, aborted, contiguous, peer};
-use crate::backend::cuda::driver;
+use super::rendezvous::Rendezvous;
 use crate::backend::{Backend, Cuda, DeviceBuffer, View, ViewMut};
 use crate::{DeviceLibrary, Elem, Error, Result};
 
@@ -33,23 +32,11 @@ pub struct Nccl {
     /// rank that failed) holds the read lock until the abort ends it.
     handle: Comm,
     aborted: AtomicBool,
-    /// Events after this rank's last [`IN_FLIGHT`] collectives, oldest
-    /// first.
-    in_flight: Mutex<VecDeque<CudaEvent>>,
+    /// Where the group's ranks meet before each collective; shared by them.
+    meeting: Arc<Rendezvous>,
     rank: usize,
     size: usize,
 }
-
-/// How many of a rank's collectives on one communicator may be queued and
-/// not yet done. Without a bound, ranks with nothing to compute run ahead
-/// and fill NCCL's queue of work, and then wait inside NCCL, where the rank
-/// they wait for may not get to enqueue its part (the likely end of the
-/// factorizations of a few hundred block steps that stopped at their first
-/// on four H200s). A rank waits only for its own older collectives, which
-/// every rank has queued (all make the same calls in the same order), so
-/// the bound cannot deadlock; eight keeps a rank a few steps ahead of its
-/// GPU.
-const IN_FLIGHT: usize = 8;
 
 /// How long an abort waits for a call in progress to leave the
 /// communicator before aborting under it.
@@ -97,6 +84,7 @@ impl Nccl {
         // ordinals.
         unsafe { result::comm_init_all(comms.as_mut_ptr(), size as i32, devices.as_ptr()) }
             .map_err(nccl("creating a communicator"))?;
+        let meeting = Arc::new(Rendezvous::new(size));
         Ok(comms
             .into_iter()
             .enumerate()
@@ -104,33 +92,11 @@ impl Nccl {
                 comm: RwLock::new(Some(Comm(comm))),
                 handle: Comm(comm),
                 aborted: AtomicBool::new(false),
-                in_flight: Mutex::new(VecDeque::new()),
+                meeting: meeting.clone(),
                 rank,
                 size,
             })
             .collect())
-    }
-
-    /// Waits, on the host, until fewer than [`IN_FLIGHT`] of this rank's
-    /// collectives are queued; before taking the lock, so that an abort
-    /// (which ends the collectives waited for) is not kept out.
-    fn throttle(&self) -> Result<()> {
-        let oldest = {
-            let mut queued = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-            if queued.len() < IN_FLIGHT { None } else { queued.pop_front() }
-        };
-        match oldest {
-            Some(done) => done.synchronize().map_err(driver("waiting for a collective")),
-            None => Ok(()),
-        }
-    }
-
-    /// Marks the end of the collective just queued on `be`.
-    fn queued(&self, be: &Cuda) -> Result<()> {
-        let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        let done = be.stream().record_event(Some(flags)).map_err(driver("marking a collective"))?;
-        self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).push_back(done);
-        Ok(())
     }
 
     /// The device address of entry `offset` of `buf`, and the byte count
@@ -152,7 +118,7 @@ impl Communicator<Cuda> for Nccl {
     fn broadcast<E: Elem>(&self, be: &Cuda, data: ViewMut<'_, Cuda, E>, root: usize) -> Result<()> {
         let extent = contiguous("broadcast", data.block())?;
         peer("broadcast", root, self.size)?;
-        self.throttle()?;
+        self.meeting.meet()?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -173,7 +139,7 @@ impl Communicator<Cuda> for Nccl {
             )
         }
         .map_err(nccl("broadcast"))?;
-        self.queued(be)
+        Ok(())
     }
 
     fn exchange<E: Elem>(
@@ -182,7 +148,7 @@ impl Communicator<Cuda> for Nccl {
         sends: &[(usize, View<'_, Cuda, E>)],
         recvs: Vec<(usize, ViewMut<'_, Cuda, E>)>,
     ) -> Result<()> {
-        self.throttle()?;
+        self.meeting.meet()?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -217,12 +183,12 @@ impl Communicator<Cuda> for Nccl {
         }
         // The group is closed whatever happened inside it.
         result::group_end().map_err(nccl("ending a group"))?;
-        status?;
-        self.queued(be)
+        status
     }
 
     fn max(&self, be: &Cuda, value: f64) -> Result<f64> {
         let buf = be.upload(&[value])?;
+        self.meeting.meet()?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -252,6 +218,7 @@ impl Communicator<Cuda> for Nccl {
         if self.aborted.swap(true, Ordering::AcqRel) {
             return;
         }
+        self.meeting.break_up();
         let deadline = Instant::now() + ABORT_WAIT;
         loop {
             if let Ok(mut guard) = self.comm.try_write() {

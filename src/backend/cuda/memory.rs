@@ -66,11 +66,11 @@ impl Cuda {
 
     /// Makes this GPU one of several that one process drives through NCCL.
     /// Unmapping device memory, creating a stream's cuBLAS handle or pinned
-    /// host memory may wait for every GPU of the process (NVIDIA/nccl#48);
-    /// while a peer's collective waits in a kernel for this GPU, neither
-    /// ends. So the side and sibling queues and the pinned staging buffers
-    /// are made now, before any collective, and the pool is no longer
-    /// trimmed: an allocation the pool cannot meet is `OutOfDeviceMemory`.
+    /// host memory may wait for every GPU of the process (NVIDIA/nccl#48),
+    /// in the middle of a factorization. So the side and sibling queues and
+    /// the pinned staging buffers are made now, before any collective, and
+    /// the pool is no longer trimmed: an allocation the pool cannot meet is
+    /// `OutOfDeviceMemory`, which all ranks agree on.
     pub fn join_cluster(&self) -> Result<()> {
         self.peers.store(true, Ordering::Release);
         let (side, sibling) = (self.side()?, self.sibling()?);

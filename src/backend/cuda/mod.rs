@@ -137,7 +137,7 @@ impl<E> DeviceBuffer for CudaBuffer<E> {
 
 /// Maps a driver failure while doing `op` to [`Error::DeviceCall`], with
 /// the driver's name and description of the status.
-pub(crate) fn driver(op: &str) -> impl Fn(DriverError) -> Error + '_ {
+fn driver(op: &str) -> impl Fn(DriverError) -> Error + '_ {
     move |e| Error::DeviceCall {
         library: DeviceLibrary::Driver,
         op: op.into(),

@@ -236,7 +236,10 @@ fn run(cli: &Cli) -> Result<()> {
     // The files' names keep the history's spelling: `lutrace`, `wlstrace`
     // (and `ldltcapacity`).
     let name = format!("{:?}", cli.suite).to_lowercase();
-    harness::results::write(&cuda.name(), cuda.gpu_name(), &name, cli.reps, &cli.out, &rows)
+    // A capacity search times each order once.
+    let once = matches!(cli.suite, Suite::Capacity | Suite::LdltCapacity) || (cli.suite == Suite::Dist && cli.capacity);
+    let reps = if once { 1 } else { cli.reps };
+    harness::results::write(&cuda.name(), cuda.gpu_name(), &name, reps, &cli.out, &rows)
 }
 
 /// `MxN` strings as `(m, n)`.

@@ -166,8 +166,9 @@ pub fn write(device: &str, short: &str, suite: &str, reps: usize, out: &Path, ro
     std::fs::write(&json_path, serde_json::to_string_pretty(&doc).unwrap_or_default())
         .map_err(|e| Error::io(&json_path, e))?;
     let md_path = stem.with_extension("md");
+    let runs = if reps > 1 { format!("Median of {reps} interleaved runs") } else { "One run each".into() };
     let header = format!(
-        "# gpumat {suite} on {device}, {}\n\nMedian of {reps} interleaved runs; ratio = vendor time / gpumat time.\n\n{TABLE_HEADER}",
+        "# gpumat {suite} on {device}, {}\n\n{runs}; ratio = vendor time / gpumat time.\n\n{TABLE_HEADER}",
         today(),
     );
     std::fs::write(&md_path, header + &md).map_err(|e| Error::io(&md_path, e))?;
