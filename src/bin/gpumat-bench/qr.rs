@@ -93,7 +93,8 @@ fn normal_residual(
 /// Where a panel's time goes, in µs per call: a leaf (`householder` on
 /// `m × leaf`), the whole recursive panel (`m × nb`), and the skinny
 /// product `Vᵀ·C` (`leaf × leaf` from an inner dimension `m`) of which the
-/// recursion makes many.
+/// recursion makes many; and cuSOLVER's `dgeqrf` on the same panel, the
+/// panel that its own blocked factorization waits for.
 fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
     let a = random(cuda, m * nb, 13)?;
     let mut p = cuda.alloc::<f64>(m * nb)?;
@@ -115,19 +116,25 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
             &mut work,
         )
     })?;
+    let mut vendor = vendor::DenseQr::<f64>::new(cuda, m, nb)?;
+    let vendor_us = per_call_us(cuda, reps, &mut || {
+        cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?)?;
+        vendor.factor(cuda, &mut p)
+    })?;
     let copy_us = per_call_us(cuda, reps, &mut || cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?))?;
     let skinny_us = per_call_us(cuda, reps, &mut || {
         let (v, c) = (View::dense(&a, m, leaf)?, View::dense(&a, m, nb)?.sub(0, leaf, m, leaf)?);
         cuda.gemm(1.0, v, Op::Trans, c, Op::NoTrans, 0.0, ViewMut::dense(&mut t, leaf, leaf)?)
     })?;
     eprintln!(
-        "panel {m}×{nb}: {:.0} µs (leaf {m}×{leaf}: {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} µs)",
+        "panel {m}×{nb}: {:.0} µs, dgeqrf {:.0} µs (leaf {m}×{leaf}: {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} µs)",
         panel_us - copy_us,
+        vendor_us - copy_us,
         leaf_us - copy_us * leaf as f64 / nb as f64
     );
     Ok(json!({
         "op": format!("qr panel {m}×{nb}"), "n": m, "precision": "f64",
-        "panel_us": panel_us - copy_us, "leaf_us": leaf_us - copy_us * leaf as f64 / nb as f64,
+        "panel_us": panel_us - copy_us, "vendor_panel_us": vendor_us - copy_us, "leaf_us": leaf_us - copy_us * leaf as f64 / nb as f64,
         "skinny_gemm_us": skinny_us, "leaf": leaf,
     }))
 }
