@@ -33,6 +33,13 @@
 //   (1 <= epoch < 2^25). Launch: blockDim.x = QR_THREADS, gridDim.x at most
 //   the number of SMs (all blocks resident together) and QR_MAX_BLOCKS.
 
+//
+// householder_reg_{f32,f64}(a, lda, m, k, t, ldt, cells, epoch):
+//   the same factorization with each block's rows held in registers, a row
+//   per thread, so that a column costs the exchange and no pass through
+//   memory. Launch as householder_ with ceil((m - k) / gridDim.x) <=
+//   QR_THREADS.
+
 #include "ll.cuh"
 
 #define QR_THREADS 256
@@ -57,6 +64,32 @@ __device__ void block_sums(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out
         const T v = warp_sum(s[c]);
         if (lane == 0) red[warp][c] = v;
     }
+    __syncthreads();
+    if (threadIdx.x < k) {
+        T v = T(0);
+        for (int w = 0; w < QR_WARPS; ++w) v += red[w][threadIdx.x];
+        out[threadIdx.x] = v;
+    }
+    __syncthreads();
+}
+
+// As block_sums, in 31 shuffles a warp instead of 160: at each halving a
+// lane keeps half of its values and adds its partner's copy of them, so
+// that lane c ends with the warp's sum of column c. s[] is consumed.
+template <typename T>
+__device__ void block_sums_transposed(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const bool upper = (lane & off) != 0;
+#pragma unroll
+        for (int c = 0; c < off; ++c) {
+            const T give = upper ? s[c] : s[c + off];
+            const T keep = upper ? s[c + off] : s[c];
+            s[c] = keep + __shfl_xor_sync(0xffffffffu, give, off);
+        }
+    }
+    red[warp][lane] = s[0];
     __syncthreads();
     if (threadIdx.x < k) {
         T v = T(0);
@@ -262,4 +295,144 @@ extern "C" __global__ void householder_f32(float* a, long long lda, long long m,
 extern "C" __global__ void householder_f64(double* a, long long lda, long long m, long long k, double* t,
                                            long long ldt, Cell* cells, unsigned epoch) {
     householder_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
+}
+
+// The register kernel: householder_impl's steps, the block's rows in
+// x[] (row lo + threadIdx.x), read once and written once.
+template <typename T>
+__device__ void householder_reg_impl(T* a, long long lda, long long m, int k, T* t, long long ldt, Cell* cells,
+                                     unsigned epoch) {
+    __shared__ T top[QR_LEAF][QR_LEAF + 1];  // top[i][c] = a(i, c), i < k
+    __shared__ T tt[QR_LEAF][QR_LEAF + 1];   // T
+    __shared__ T red[QR_WARPS][QR_LEAF + 1];
+    __shared__ T mine[QR_LEAF], sums[QR_LEAF], w[QR_LEAF];
+    __shared__ T coef[3];
+    const int tid = threadIdx.x;
+    const unsigned G = gridDim.x;
+    const long long chunk = (m - k + G - 1) / G;
+    const long long i = k + (long long)blockIdx.x * chunk + tid;
+    const bool row = tid < chunk && i < m;
+
+    for (int e = tid; e < k * k; e += blockDim.x) {
+        const int r = e % k, c = e / k;
+        top[r][c] = a[r + c * lda];
+        tt[r][c] = T(0);
+    }
+    T x[QR_LEAF];
+#pragma unroll
+    for (int c = 0; c < QR_LEAF; ++c) x[c] = row && c < k ? a[i + c * lda] : T(0);
+    T mx = T(0);
+#pragma unroll
+    for (int c = 0; c < QR_LEAF; ++c) mx = fmax(mx, fabs(x[c]));
+    for (int off = 16; off > 0; off >>= 1) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
+    if ((tid & 31) == 0) red[tid >> 5][0] = mx;
+    __syncthreads();
+    if (tid == 0) {
+        for (int wp = 1; wp < QR_WARPS; ++wp) mx = fmax(mx, red[wp][0]);
+        for (int e = 0; e < k * k; ++e) mx = fmax(mx, fabs(top[e % k][e / k]));
+        mine[0] = mx;
+    }
+    __syncthreads();
+    exchange(mine, 1, cells, epoch, 0, true, red, sums);
+    if (tid == 0) {
+        int ex = 0;
+        if (sums[0] > T(0)) frexp(sums[0], &ex);
+        ex = max(min(ex, sizeof(T) == 8 ? 1023 : 127), sizeof(T) == 8 ? -1000 : -120);
+        coef[0] = ldexp(T(1), -ex);
+        coef[1] = ldexp(T(1), ex);
+    }
+    __syncthreads();
+    const T sigma = coef[0], inv_sigma = coef[1];
+    __syncthreads();
+
+#pragma unroll 1
+    for (int j = 0; j < k; ++j) {
+        // x[c] for c < j is already the reflector v_c. Entries are picked
+        // by comparison with j, never indexed by it, so that x[] stays in
+        // registers.
+        T s[QR_LEAF], xj = T(0);
+#pragma unroll
+        for (int c = 0; c < QR_LEAF; ++c)
+            if (c == j) xj = sigma * x[c];
+#pragma unroll
+        for (int c = 0; c < QR_LEAF; ++c) s[c] = c < k ? xj * (c < j ? x[c] : sigma * x[c]) : T(0);
+        if (blockIdx.x == 0 && tid < k - j - 1) {
+            const int r = j + 1 + tid;
+            const T y = sigma * top[r][j];
+#pragma unroll
+            for (int c = 0; c < QR_LEAF; ++c)
+                if (c < k) s[c] += y * (c < j ? top[r][c] : sigma * top[r][c]);
+        }
+        block_sums_transposed(s, k, red, mine);
+        exchange(mine, k, cells, epoch, j + 1, false, red, sums);
+        if (tid == 0) {
+            const T alpha = sigma * top[j][j], xx = sums[j];
+            T tau = T(0), rd = T(0);
+            if (xx > T(0)) {
+                const T h = sqrt(alpha * alpha + xx);
+                const T beta = alpha >= T(0) ? -h : h;
+                tau = (beta - alpha) / beta;
+                rd = T(1) / (alpha - beta);
+                coef[2] = beta * inv_sigma;
+            } else {
+                coef[2] = top[j][j];
+            }
+            coef[0] = tau;
+            coef[1] = rd;
+        }
+        __syncthreads();
+        const T tau = coef[0], rd = coef[1];
+        if (tid < k && tau != T(0)) {
+            w[tid] = tid < j ? sums[tid] * rd + top[j][tid] : (sums[tid] * (tau * rd)) * inv_sigma + tau * top[j][tid];
+        }
+        __syncthreads();
+        if (tid < j && tau != T(0)) {
+            T acc = T(0);
+            for (int q = tid; q < j; ++q) acc += tt[tid][q] * w[q];
+            tt[tid][j] = -tau * acc;
+        }
+        if (tid == 0) tt[j][j] = tau;
+        if (tau != T(0)) {
+            for (int c = j + 1 + tid; c < k; c += blockDim.x) top[j][c] -= w[c];
+            for (int e = tid; e < (k - j - 1) * (k - j - 1); e += blockDim.x) {
+                const int r = j + 1 + e % (k - j - 1), c = j + 1 + e / (k - j - 1);
+                top[r][c] -= w[c] * ((sigma * top[r][j]) * rd);
+            }
+            const T v = xj * rd;
+#pragma unroll
+            for (int c = 0; c < QR_LEAF; ++c) {
+                if (c > j && c < k) x[c] -= w[c] * v;
+                if (c == j) x[c] = v;
+            }
+        }
+        __syncthreads();
+        if (tau != T(0)) {
+            for (int r = j + 1 + tid; r < k; r += blockDim.x) top[r][j] = (sigma * top[r][j]) * rd;
+            if (tid == 0) top[j][j] = coef[2];
+        }
+        __syncthreads();
+    }
+    if (row)
+#pragma unroll
+        for (int c = 0; c < QR_LEAF; ++c)
+            if (c < k) a[i + c * lda] = x[c];
+    if (blockIdx.x == 0) {
+        for (int e = tid; e < k * k; e += blockDim.x) {
+            const int r = e % k, c = e / k;
+            a[r + c * lda] = top[r][c];
+            t[r + c * ldt] = r <= c ? tt[r][c] : T(0);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(QR_THREADS)
+    householder_reg_f32(float* a, long long lda, long long m, long long k, float* t, long long ldt, Cell* cells,
+                        unsigned epoch) {
+    householder_reg_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
+}
+
+extern "C" __global__ void __launch_bounds__(QR_THREADS)
+    householder_reg_f64(double* a, long long lda, long long m, long long k, double* t, long long ldt, Cell* cells,
+                        unsigned epoch) {
+    householder_reg_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
 }

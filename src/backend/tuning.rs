@@ -23,6 +23,9 @@ pub struct Tuning {
     /// small panels take the exchanges between blocks (`GPUMAT_LU_PANEL`);
     /// `None`: chosen by shape and GPU.
     pub lu_panel: Option<LuPanel>,
+    /// The Householder panel kernel (`GPUMAT_QR_PANEL`); `None`: chosen by
+    /// shape.
+    pub qr_panel: Option<QrPanel>,
     /// Block columns, depth per chunk and queues of the scaled Gram product
     /// `A·D²·Aᵀ` (`GPUMAT_SCALED_GRAM_NB`, `_KC`, `_STREAMS`); `None`: the
     /// plan's choice for the shape.
@@ -67,6 +70,7 @@ impl Default for Tuning {
         Tuning {
             graphs: true,
             lu_panel: None,
+            qr_panel: None,
             gram: GramTuning::default(),
             split: SplitTuning::default(),
             split_ratio: None,
@@ -90,6 +94,16 @@ pub enum LuPanel {
     Grid,
     /// One thread block for the whole panel.
     Block,
+}
+
+/// The Householder panel kernels of the CUDA backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QrPanel {
+    /// Rows in registers, a row per thread, one exchange per column
+    /// (panels of at most 256 rows a block).
+    Register,
+    /// Rows in global memory, one exchange per column.
+    Global,
 }
 
 /// Overrides of the scaled Gram product's plan.
@@ -123,6 +137,7 @@ pub struct SplitTuning {
 pub const VARIABLES: &[(&str, &str)] = &[
     ("GPUMAT_GRAPHS", "1 (default) or 0"),
     ("GPUMAT_LU_PANEL", "cluster, reg, ll, grid or block"),
+    ("GPUMAT_QR_PANEL", "reg or global"),
     ("GPUMAT_SCALED_GRAM_NB", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_KC", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_STREAMS", "1 or 2"),
@@ -171,6 +186,12 @@ impl Tuning {
                 _ => return Err(invalid(n, &v)),
             }),
         };
+        let qr_panel = match read("GPUMAT_QR_PANEL") {
+            None => None,
+            Some((_, v)) if v == "reg" => Some(QrPanel::Register),
+            Some((_, v)) if v == "global" => Some(QrPanel::Global),
+            Some((n, v)) => return Err(invalid(n, &v)),
+        };
         let streams = positive("GPUMAT_SCALED_GRAM_STREAMS")?;
         if let Some(s) = streams.filter(|&s| s > 2) {
             return Err(invalid("GPUMAT_SCALED_GRAM_STREAMS", &s.to_string()));
@@ -184,6 +205,7 @@ impl Tuning {
         Ok(Tuning {
             graphs,
             lu_panel,
+            qr_panel,
             gram: GramTuning {
                 nb: positive("GPUMAT_SCALED_GRAM_NB")?,
                 kc: positive("GPUMAT_SCALED_GRAM_KC")?,
@@ -227,6 +249,7 @@ mod tests {
         let t = parse(&[
             ("GPUMAT_GRAPHS", "0"),
             ("GPUMAT_LU_PANEL", "Cluster"),
+            ("GPUMAT_QR_PANEL", "Reg"),
             ("GPUMAT_SCALED_GRAM_NB", "48"),
             ("GPUMAT_SCALED_GRAM_KC", "100"),
             ("GPUMAT_SCALED_GRAM_STREAMS", "1"),
@@ -247,6 +270,8 @@ mod tests {
         assert_eq!(t.fp64_updates(100), Compute::Int8 { moduli: Some(15) });
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
+        assert_eq!(t.qr_panel, Some(QrPanel::Register));
+        assert_eq!(parse(&[("GPUMAT_QR_PANEL", "global")]).unwrap().qr_panel, Some(QrPanel::Global));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
         assert_eq!(t.split, SplitTuning { kind: Split::Tf32, kb: Some(512), leaf: Some(256) });
         for (value, panel) in [("reg", LuPanel::Register), ("ll", LuPanel::SharedMemory), ("grid", LuPanel::Grid)] {
@@ -259,6 +284,7 @@ mod tests {
         for (name, value) in [
             ("GPUMAT_GRAPHS", "no"),
             ("GPUMAT_LU_PANEL", "fast"),
+            ("GPUMAT_QR_PANEL", "cluster"),
             ("GPUMAT_SCALED_GRAM_NB", "0"),
             ("GPUMAT_SCALED_GRAM_KC", "-3"),
             ("GPUMAT_SCALED_GRAM_STREAMS", "3"),

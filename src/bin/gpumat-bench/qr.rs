@@ -7,6 +7,7 @@
 //! `dorgqr`).
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
+use gpumat::backend::tuning::{QrPanel, Tuning};
 use gpumat::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
 use gpumat::factor::qr::{self, QrParams};
 use gpumat::layout::Uplo;
@@ -101,21 +102,43 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
     let mut t = cuda.alloc::<f64>(nb * nb)?;
     let mut work = cuda.alloc::<f64>(nb * nb)?;
     let reps = 10;
-    let leaf_us = per_call_us(cuda, reps, &mut || {
-        cuda.copy(View::dense(&a, m, leaf)?, ViewMut::dense(&mut p, m, leaf)?)?;
-        cuda.householder(ViewMut::dense(&mut p, m, leaf)?, ViewMut::dense(&mut t, leaf, leaf)?)
-    })?;
-    let panel_us = per_call_us(cuda, reps, &mut || {
-        cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?)?;
-        qr::factor_panel(
-            cuda,
-            &BufferMut::new(&mut p),
-            Block::dense(m, nb),
-            ViewMut::dense(&mut t, nb, nb)?,
-            leaf,
-            &mut work,
-        )
-    })?;
+    // Each Householder kernel in turn: the default one last, so that it is
+    // in force again after.
+    let saved = cuda.tuning();
+    let mut times = vec![];
+    for kernel in [Some(QrPanel::Register), saved.qr_panel] {
+        cuda.set_tuning(Tuning { qr_panel: kernel, ..saved });
+        let leaf_us = per_call_us(cuda, reps, &mut || {
+            cuda.copy(View::dense(&a, m, leaf)?, ViewMut::dense(&mut p, m, leaf)?)?;
+            cuda.householder(ViewMut::dense(&mut p, m, leaf)?, ViewMut::dense(&mut t, leaf, leaf)?)
+        })?;
+        let panel_us = per_call_us(cuda, reps, &mut || {
+            cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?)?;
+            qr::factor_panel(
+                cuda,
+                &BufferMut::new(&mut p),
+                Block::dense(m, nb),
+                ViewMut::dense(&mut t, nb, nb)?,
+                leaf,
+                &mut work,
+            )
+        })?;
+        // The panel as this kernel leaves it (the last timed call's).
+        let mut kept = cuda.alloc::<f64>(m * nb)?;
+        cuda.copy(View::dense(&p, m, nb)?, ViewMut::dense(&mut kept, m, nb)?)?;
+        times.push((leaf_us, panel_us, kept));
+    }
+    cuda.set_tuning(saved);
+    let [(reg_leaf_us, reg_panel_us, ref reg), (leaf_us, panel_us, ref default)] = times[..] else {
+        unreachable!("two kernels timed")
+    };
+    // ‖reg − default‖_F / ‖default‖_F: the two kernels sum in other orders,
+    // so they agree to rounding, not bit for bit.
+    let mut difference = cuda.alloc::<f64>(m * nb)?;
+    let (reg, default) = (View::dense(reg, m, nb)?, View::dense(default, m, nb)?);
+    cuda.geam(1.0, reg, Op::NoTrans, -1.0, default, Op::NoTrans, ViewMut::dense(&mut difference, m, nb)?)?;
+    let difference =
+        cuda.norm(Norm::Frobenius, View::dense(&difference, m, nb)?)? / cuda.norm(Norm::Frobenius, default)?;
     let mut vendor = vendor::DenseQr::<f64>::new(cuda, m, nb)?;
     let vendor_us = per_call_us(cuda, reps, &mut || {
         cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?)?;
@@ -126,15 +149,21 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
         let (v, c) = (View::dense(&a, m, leaf)?, View::dense(&a, m, nb)?.sub(0, leaf, m, leaf)?);
         cuda.gemm(1.0, v, Op::Trans, c, Op::NoTrans, 0.0, ViewMut::dense(&mut t, leaf, leaf)?)
     })?;
+    let leaf_copy_us = copy_us * leaf as f64 / nb as f64;
     eprintln!(
-        "panel {m}×{nb}: {:.0} µs, dgeqrf {:.0} µs (leaf {m}×{leaf}: {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} µs)",
+        "panel {m}×{nb}: {:.0} µs, rows in registers {:.0} µs (relative difference {difference:.1e}), dgeqrf {:.0} \
+         µs (leaf {m}×{leaf}: {:.0} µs, in registers {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} µs)",
         panel_us - copy_us,
+        reg_panel_us - copy_us,
         vendor_us - copy_us,
-        leaf_us - copy_us * leaf as f64 / nb as f64
+        leaf_us - leaf_copy_us,
+        reg_leaf_us - leaf_copy_us,
     );
     Ok(json!({
         "op": format!("qr panel {m}×{nb}"), "n": m, "precision": "f64",
-        "panel_us": panel_us - copy_us, "vendor_panel_us": vendor_us - copy_us, "leaf_us": leaf_us - copy_us * leaf as f64 / nb as f64,
+        "panel_us": panel_us - copy_us, "vendor_panel_us": vendor_us - copy_us, "leaf_us": leaf_us - leaf_copy_us,
+        "reg_panel_us": reg_panel_us - copy_us, "reg_leaf_us": reg_leaf_us - leaf_copy_us,
+        "reg_relative_difference": difference,
         "skinny_gemm_us": skinny_us, "leaf": leaf,
     }))
 }
