@@ -168,6 +168,14 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
     }))
 }
 
+/// The Householder leaf kernel that `GPUMAT_QR_PANEL` asks for.
+fn householder_kernel(cuda: &Cuda) -> &'static str {
+    match cuda.tuning().qr_panel {
+        Some(QrPanel::Register) => "registers where the panel fits",
+        Some(QrPanel::Global) | None => "global memory",
+    }
+}
+
 pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_sizes: &[usize]) -> Result<Vec<Value>> {
     let mut rows = vec![];
     for &(m, n) in shapes {
@@ -226,6 +234,7 @@ pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_si
                 Some(flops),
                 json!({
                     "cols": n, "block_size": nb, "leaf": params.leaf,
+                    "householder_kernel": householder_kernel(cuda),
                     "gpumat_backward_error": ours_backward, "vendor_backward_error": vendor_backward,
                     "gpumat_orthogonality": ours_orth, "vendor_orthogonality": vendor_orth,
                     "error_units": "‖A − QR‖_F/(‖A‖_F·n·u) and ‖QᵀQ − I‖_F/(n·u)",
@@ -277,6 +286,7 @@ pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_si
             None,
             json!({
                 "cols": n, "block_size": nb, "leaf": params.leaf, "vendor": "dgeqrf + dormqr + dtrsm",
+                "householder_kernel": householder_kernel(cuda),
                 "gpumat_normal_residual": normal_residual(cuda, m, n, &a, &b, &x_ours)?,
                 "vendor_normal_residual": normal_residual(cuda, m, n, &a, &b, &x_theirs)?,
             }),
