@@ -143,59 +143,157 @@ __device__ void exchange(const T* mine, int k, Cell* cells, unsigned epoch, int 
     __syncthreads();
 }
 
+// What every block of a leaf holds in shared memory: the top k rows (every
+// block updates its own copy identically), T, and the scratch of the
+// reductions and of a column's reflector.
+template <typename T>
+struct Leaf {
+    T top[QR_LEAF][QR_LEAF + 1];  // top[i][c] = a(i, c), i < k
+    T tt[QR_LEAF][QR_LEAF + 1];   // T
+    T red[QR_WARPS][QR_LEAF + 1];
+    T mine[QR_LEAF], sums[QR_LEAF], w[QR_LEAF];
+    T coef[3];  // tau, 1 / d (d = alpha - beta, scaled), beta; first sigma and 1 / sigma
+};
+
+template <typename T>
+__device__ void leaf_load(Leaf<T>& L, const T* a, long long lda, int k) {
+    for (int e = threadIdx.x; e < k * k; e += blockDim.x) {
+        const int i = e % k, c = e / k;
+        L.top[i][c] = a[i + c * lda];
+        L.tt[i][c] = T(0);
+    }
+}
+
+// The scale from each thread's largest magnitude mx: 2^-e, with 2^e just
+// above the panel's largest magnitude, into coef[0] (and 2^e into coef[1]).
+template <typename T>
+__device__ void leaf_scale(Leaf<T>& L, T mx, int k, Cell* cells, unsigned epoch) {
+    const int tid = threadIdx.x;
+    for (int off = 16; off > 0; off >>= 1) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
+    if ((tid & 31) == 0) L.red[tid >> 5][0] = mx;
+    __syncthreads();
+    if (tid == 0) {
+        for (int wp = 1; wp < QR_WARPS; ++wp) mx = fmax(mx, L.red[wp][0]);
+        for (int e = 0; e < k * k; ++e) mx = fmax(mx, fabs(L.top[e % k][e / k]));
+        L.mine[0] = mx;
+    }
+    __syncthreads();
+    exchange(L.mine, 1, cells, epoch, 0, true, L.red, L.sums);
+    if (tid == 0) {
+        int ex = 0;
+        if (L.sums[0] > T(0)) frexp(L.sums[0], &ex);
+        // Capped so that sigma (for subnormal panels) and 1 / sigma (for
+        // panels near overflow) stay finite; both are exact.
+        ex = max(min(ex, sizeof(T) == 8 ? 1023 : 127), sizeof(T) == 8 ? -1000 : -120);
+        L.coef[0] = ldexp(T(1), -ex);
+        L.coef[1] = ldexp(T(1), ex);
+    }
+    __syncthreads();
+}
+
+// Block 0 adds to s[] the dots of the top block's rows below the diagonal.
+template <typename T>
+__device__ void leaf_top_dots(const Leaf<T>& L, T (&s)[QR_LEAF], int j, int k, T sigma) {
+    if (blockIdx.x == 0 && (int)threadIdx.x < k - j - 1) {
+        const int i = j + 1 + threadIdx.x;
+        const T x = sigma * L.top[i][j];
+#pragma unroll
+        for (int c = 0; c < QR_LEAF; ++c)
+            if (c < k) s[c] += x * (c < j ? L.top[i][c] : sigma * L.top[i][c]);
+    }
+}
+
+// Column j's reflector from the summed dots in sums[]: tau and rd into
+// coef, w, T's column j, and the top block's rows updated (its column j
+// waits for leaf_top_column, after the blocks' own rows).
+template <typename T>
+__device__ void leaf_reflector(Leaf<T>& L, int j, int k, T sigma, T inv_sigma) {
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        const T alpha = sigma * L.top[j][j], xx = L.sums[j];
+        T tau = T(0), rd = T(0);
+        if (xx > T(0)) {
+            const T h = sqrt(alpha * alpha + xx);
+            const T beta = alpha >= T(0) ? -h : h;
+            tau = (beta - alpha) / beta;
+            rd = T(1) / (alpha - beta);
+            L.coef[2] = beta * inv_sigma;
+        } else {
+            L.coef[2] = L.top[j][j];
+        }
+        L.coef[0] = tau;
+        L.coef[1] = rd;
+    }
+    __syncthreads();
+    // v = (sigma a(:, j)) rd below the diagonal. w_c = tau v^T a(:, c)
+    // for c > j (scaled back by sigma last: it has a's magnitude), and
+    // v_c^T v for c < j.
+    const T tau = L.coef[0], rd = L.coef[1];
+    if (tid < k && tau != T(0)) {
+        L.w[tid] = tid < j ? L.sums[tid] * rd + L.top[j][tid]
+                           : (L.sums[tid] * (tau * rd)) * inv_sigma + tau * L.top[j][tid];
+    }
+    __syncthreads();
+    // Column j of T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v).
+    if (tid < j && tau != T(0)) {
+        T acc = T(0);
+        for (int q = tid; q < j; ++q) acc += L.tt[tid][q] * L.w[q];
+        L.tt[tid][j] = -tau * acc;
+    }
+    if (tid == 0) L.tt[j][j] = tau;
+    if (tau != T(0)) {
+        // The top block: row j, then the rows below the diagonal.
+        for (int c = j + 1 + tid; c < k; c += blockDim.x) L.top[j][c] -= L.w[c];
+        for (int e = tid; e < (k - j - 1) * (k - j - 1); e += blockDim.x) {
+            const int i = j + 1 + e % (k - j - 1), c = j + 1 + e / (k - j - 1);
+            L.top[i][c] -= L.w[c] * ((sigma * L.top[i][j]) * rd);
+        }
+    }
+}
+
+// Once every block's rows have column j's update: the top block's column j
+// becomes v (R(j, j) = beta on the diagonal).
+template <typename T>
+__device__ void leaf_top_column(Leaf<T>& L, int j, int k, T sigma) {
+    __syncthreads();
+    const T tau = L.coef[0], rd = L.coef[1];
+    if (tau != T(0)) {
+        for (int i = j + 1 + threadIdx.x; i < k; i += blockDim.x) L.top[i][j] = (sigma * L.top[i][j]) * rd;
+        if (threadIdx.x == 0) L.top[j][j] = L.coef[2];
+    }
+    __syncthreads();
+}
+
+// Block 0 writes the top block and T.
+template <typename T>
+__device__ void leaf_store(const Leaf<T>& L, T* a, long long lda, T* t, long long ldt, int k) {
+    if (blockIdx.x != 0) return;
+    for (int e = threadIdx.x; e < k * k; e += blockDim.x) {
+        const int i = e % k, c = e / k;
+        a[i + c * lda] = L.top[i][c];
+        t[i + c * ldt] = i <= c ? L.tt[i][c] : T(0);
+    }
+}
+
 template <typename T>
 __device__ void householder_impl(T* a, long long lda, long long m, int k, T* t, long long ldt, Cell* cells,
                                  unsigned epoch) {
-    __shared__ T top[QR_LEAF][QR_LEAF + 1];  // top[i][c] = a(i, c), i < k
-    __shared__ T tt[QR_LEAF][QR_LEAF + 1];   // T
-    __shared__ T red[QR_WARPS][QR_LEAF + 1];
-    __shared__ T mine[QR_LEAF], sums[QR_LEAF], w[QR_LEAF];
-    __shared__ T coef[3];  // tau, 1 / d (d = alpha - beta, scaled), beta; first sigma and 1 / sigma
+    __shared__ Leaf<T> L;
     const int tid = threadIdx.x;
     const unsigned G = gridDim.x;
     const long long chunk = (m - k + G - 1) / G;
     const long long lo = k + (long long)blockIdx.x * chunk;
     const long long hi = lo + chunk < m ? lo + chunk : m;
 
-    for (int e = tid; e < k * k; e += blockDim.x) {
-        const int i = e % k, c = e / k;
-        top[i][c] = a[i + c * lda];
-        tt[i][c] = T(0);
-    }
-    // The scale: 2^-e with 2^e just above the panel's largest magnitude.
-    T s[QR_LEAF];
-#pragma unroll
-    for (int c = 0; c < QR_LEAF; ++c) s[c] = T(0);
-    for (long long i = lo + tid; i < hi; i += blockDim.x)
-#pragma unroll
-        for (int c = 0; c < QR_LEAF; ++c)
-            if (c < k) s[c] = fmax(s[c], fabs(a[i + c * lda]));
+    leaf_load(L, a, lda, k);
     T mx = T(0);
-#pragma unroll
-    for (int c = 0; c < QR_LEAF; ++c) mx = fmax(mx, s[c]);
-    for (int off = 16; off > 0; off >>= 1) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
-    if ((tid & 31) == 0) red[tid >> 5][0] = mx;
-    __syncthreads();
-    if (tid == 0) {
-        for (int wp = 1; wp < QR_WARPS; ++wp) mx = fmax(mx, red[wp][0]);
-        for (int e = 0; e < k * k; ++e) mx = fmax(mx, fabs(top[e % k][e / k]));
-        mine[0] = mx;
-    }
-    __syncthreads();
-    exchange(mine, 1, cells, epoch, 0, true, red, sums);
-    if (tid == 0) {
-        int ex = 0;
-        if (sums[0] > T(0)) frexp(sums[0], &ex);
-        // Capped so that sigma (for subnormal panels) and 1 / sigma (for
-        // panels near overflow) stay finite; both are exact.
-        ex = max(min(ex, sizeof(T) == 8 ? 1023 : 127), sizeof(T) == 8 ? -1000 : -120);
-        coef[0] = ldexp(T(1), -ex);
-        coef[1] = ldexp(T(1), ex);
-    }
-    __syncthreads();
-    const T sigma = coef[0], inv_sigma = coef[1];
+    for (long long i = lo + tid; i < hi; i += blockDim.x)
+        for (int c = 0; c < k; ++c) mx = fmax(mx, fabs(a[i + c * lda]));
+    leaf_scale(L, mx, k, cells, epoch);
+    const T sigma = L.coef[0], inv_sigma = L.coef[1];
     __syncthreads();
 
+    T s[QR_LEAF];
     for (int j = 0; j < k; ++j) {
         // Dots of x = sigma a(j+1:m, j) with sigma a(:, c) for c >= j and
         // with the reflector v_c = a(:, c) for c < j, over this chunk.
@@ -207,54 +305,12 @@ __device__ void householder_impl(T* a, long long lda, long long m, int k, T* t, 
             for (int c = 0; c < QR_LEAF; ++c)
                 if (c < k) s[c] += x * (c < j ? a[i + c * lda] : sigma * a[i + c * lda]);
         }
-        // Block 0 adds the rows of the top block below the diagonal.
-        if (blockIdx.x == 0 && tid < k - j - 1) {
-            const int i = j + 1 + tid;
-            const T x = sigma * top[i][j];
-#pragma unroll
-            for (int c = 0; c < QR_LEAF; ++c)
-                if (c < k) s[c] += x * (c < j ? top[i][c] : sigma * top[i][c]);
-        }
-        block_sums(s, k, red, mine);
-        exchange(mine, k, cells, epoch, j + 1, false, red, sums);
-        if (tid == 0) {
-            const T alpha = sigma * top[j][j], xx = sums[j];
-            T tau = T(0), rd = T(0);
-            if (xx > T(0)) {
-                const T h = sqrt(alpha * alpha + xx);
-                const T beta = alpha >= T(0) ? -h : h;
-                tau = (beta - alpha) / beta;
-                rd = T(1) / (alpha - beta);
-                coef[2] = beta * inv_sigma;
-            } else {
-                coef[2] = top[j][j];
-            }
-            coef[0] = tau;
-            coef[1] = rd;
-        }
-        __syncthreads();
-        // v = (sigma a(:, j)) rd below the diagonal. w_c = tau v^T a(:, c)
-        // for c > j (scaled back by sigma last: it has a's magnitude), and
-        // v_c^T v for c < j.
-        const T tau = coef[0], rd = coef[1];
-        if (tid < k && tau != T(0)) {
-            w[tid] = tid < j ? sums[tid] * rd + top[j][tid] : (sums[tid] * (tau * rd)) * inv_sigma + tau * top[j][tid];
-        }
-        __syncthreads();
-        // Column j of T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v).
-        if (tid < j && tau != T(0)) {
-            T acc = T(0);
-            for (int q = tid; q < j; ++q) acc += tt[tid][q] * w[q];
-            tt[tid][j] = -tau * acc;
-        }
-        if (tid == 0) tt[j][j] = tau;
+        leaf_top_dots(L, s, j, k, sigma);
+        block_sums(s, k, L.red, L.mine);
+        exchange(L.mine, k, cells, epoch, j + 1, false, L.red, L.sums);
+        leaf_reflector(L, j, k, sigma, inv_sigma);
+        const T tau = L.coef[0], rd = L.coef[1];
         if (tau != T(0)) {
-            // The top block: row j, then the rows below the diagonal.
-            for (int c = j + 1 + tid; c < k; c += blockDim.x) top[j][c] -= w[c];
-            for (int e = tid; e < (k - j - 1) * (k - j - 1); e += blockDim.x) {
-                const int i = j + 1 + e % (k - j - 1), c = j + 1 + e / (k - j - 1);
-                top[i][c] -= w[c] * ((sigma * top[i][j]) * rd);
-            }
             // This block's rows: a(i, j) = v_i, a(i, c) -= w_c v_i. The row is
             // loaded whole before any store: a load after a store to the
             // same array would wait for it, one round trip per column.
@@ -267,24 +323,13 @@ __device__ void householder_impl(T* a, long long lda, long long m, int k, T* t, 
                 const T v = (sigma * aj) * rd;
 #pragma unroll
                 for (int c = 0; c < QR_LEAF; ++c)
-                    if (c > j && c < k) a[i + c * lda] = row[c] - w[c] * v;
+                    if (c > j && c < k) a[i + c * lda] = row[c] - L.w[c] * v;
                 a[i + j * lda] = v;
             }
         }
-        __syncthreads();
-        if (tau != T(0)) {
-            for (int i = j + 1 + tid; i < k; i += blockDim.x) top[i][j] = (sigma * top[i][j]) * rd;
-            if (tid == 0) top[j][j] = coef[2];
-        }
-        __syncthreads();
+        leaf_top_column(L, j, k, sigma);
     }
-    if (blockIdx.x == 0) {
-        for (int e = tid; e < k * k; e += blockDim.x) {
-            const int i = e % k, c = e / k;
-            a[i + c * lda] = top[i][c];
-            t[i + c * ldt] = i <= c ? tt[i][c] : T(0);
-        }
-    }
+    leaf_store(L, a, lda, t, ldt, k);
 }
 
 extern "C" __global__ void householder_f32(float* a, long long lda, long long m, long long k, float* t, long long ldt,
@@ -298,131 +343,59 @@ extern "C" __global__ void householder_f64(double* a, long long lda, long long m
 }
 
 // The register kernel: householder_impl's steps, the block's rows in
-// x[] (row lo + threadIdx.x), read once and written once.
+// x[] (row lo + threadIdx.x), read once and written once. Entries are
+// picked by comparison with j, never indexed by it, so that x[] stays in
+// registers.
 template <typename T>
 __device__ void householder_reg_impl(T* a, long long lda, long long m, int k, T* t, long long ldt, Cell* cells,
                                      unsigned epoch) {
-    __shared__ T top[QR_LEAF][QR_LEAF + 1];  // top[i][c] = a(i, c), i < k
-    __shared__ T tt[QR_LEAF][QR_LEAF + 1];   // T
-    __shared__ T red[QR_WARPS][QR_LEAF + 1];
-    __shared__ T mine[QR_LEAF], sums[QR_LEAF], w[QR_LEAF];
-    __shared__ T coef[3];
+    __shared__ Leaf<T> L;
     const int tid = threadIdx.x;
     const unsigned G = gridDim.x;
     const long long chunk = (m - k + G - 1) / G;
     const long long i = k + (long long)blockIdx.x * chunk + tid;
     const bool row = tid < chunk && i < m;
 
-    for (int e = tid; e < k * k; e += blockDim.x) {
-        const int r = e % k, c = e / k;
-        top[r][c] = a[r + c * lda];
-        tt[r][c] = T(0);
-    }
+    leaf_load(L, a, lda, k);
     T x[QR_LEAF];
 #pragma unroll
     for (int c = 0; c < QR_LEAF; ++c) x[c] = row && c < k ? a[i + c * lda] : T(0);
     T mx = T(0);
 #pragma unroll
     for (int c = 0; c < QR_LEAF; ++c) mx = fmax(mx, fabs(x[c]));
-    for (int off = 16; off > 0; off >>= 1) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
-    if ((tid & 31) == 0) red[tid >> 5][0] = mx;
-    __syncthreads();
-    if (tid == 0) {
-        for (int wp = 1; wp < QR_WARPS; ++wp) mx = fmax(mx, red[wp][0]);
-        for (int e = 0; e < k * k; ++e) mx = fmax(mx, fabs(top[e % k][e / k]));
-        mine[0] = mx;
-    }
-    __syncthreads();
-    exchange(mine, 1, cells, epoch, 0, true, red, sums);
-    if (tid == 0) {
-        int ex = 0;
-        if (sums[0] > T(0)) frexp(sums[0], &ex);
-        ex = max(min(ex, sizeof(T) == 8 ? 1023 : 127), sizeof(T) == 8 ? -1000 : -120);
-        coef[0] = ldexp(T(1), -ex);
-        coef[1] = ldexp(T(1), ex);
-    }
-    __syncthreads();
-    const T sigma = coef[0], inv_sigma = coef[1];
+    leaf_scale(L, mx, k, cells, epoch);
+    const T sigma = L.coef[0], inv_sigma = L.coef[1];
     __syncthreads();
 
 #pragma unroll 1
     for (int j = 0; j < k; ++j) {
-        // x[c] for c < j is already the reflector v_c. Entries are picked
-        // by comparison with j, never indexed by it, so that x[] stays in
-        // registers.
+        // x[c] for c < j is already the reflector v_c.
         T s[QR_LEAF], xj = T(0);
 #pragma unroll
         for (int c = 0; c < QR_LEAF; ++c)
             if (c == j) xj = sigma * x[c];
 #pragma unroll
         for (int c = 0; c < QR_LEAF; ++c) s[c] = c < k ? xj * (c < j ? x[c] : sigma * x[c]) : T(0);
-        if (blockIdx.x == 0 && tid < k - j - 1) {
-            const int r = j + 1 + tid;
-            const T y = sigma * top[r][j];
-#pragma unroll
-            for (int c = 0; c < QR_LEAF; ++c)
-                if (c < k) s[c] += y * (c < j ? top[r][c] : sigma * top[r][c]);
-        }
-        block_sums_transposed(s, k, red, mine);
-        exchange(mine, k, cells, epoch, j + 1, false, red, sums);
-        if (tid == 0) {
-            const T alpha = sigma * top[j][j], xx = sums[j];
-            T tau = T(0), rd = T(0);
-            if (xx > T(0)) {
-                const T h = sqrt(alpha * alpha + xx);
-                const T beta = alpha >= T(0) ? -h : h;
-                tau = (beta - alpha) / beta;
-                rd = T(1) / (alpha - beta);
-                coef[2] = beta * inv_sigma;
-            } else {
-                coef[2] = top[j][j];
-            }
-            coef[0] = tau;
-            coef[1] = rd;
-        }
-        __syncthreads();
-        const T tau = coef[0], rd = coef[1];
-        if (tid < k && tau != T(0)) {
-            w[tid] = tid < j ? sums[tid] * rd + top[j][tid] : (sums[tid] * (tau * rd)) * inv_sigma + tau * top[j][tid];
-        }
-        __syncthreads();
-        if (tid < j && tau != T(0)) {
-            T acc = T(0);
-            for (int q = tid; q < j; ++q) acc += tt[tid][q] * w[q];
-            tt[tid][j] = -tau * acc;
-        }
-        if (tid == 0) tt[j][j] = tau;
+        leaf_top_dots(L, s, j, k, sigma);
+        block_sums_transposed(s, k, L.red, L.mine);
+        exchange(L.mine, k, cells, epoch, j + 1, false, L.red, L.sums);
+        leaf_reflector(L, j, k, sigma, inv_sigma);
+        const T tau = L.coef[0], rd = L.coef[1];
         if (tau != T(0)) {
-            for (int c = j + 1 + tid; c < k; c += blockDim.x) top[j][c] -= w[c];
-            for (int e = tid; e < (k - j - 1) * (k - j - 1); e += blockDim.x) {
-                const int r = j + 1 + e % (k - j - 1), c = j + 1 + e / (k - j - 1);
-                top[r][c] -= w[c] * ((sigma * top[r][j]) * rd);
-            }
             const T v = xj * rd;
 #pragma unroll
             for (int c = 0; c < QR_LEAF; ++c) {
-                if (c > j && c < k) x[c] -= w[c] * v;
+                if (c > j && c < k) x[c] -= L.w[c] * v;
                 if (c == j) x[c] = v;
             }
         }
-        __syncthreads();
-        if (tau != T(0)) {
-            for (int r = j + 1 + tid; r < k; r += blockDim.x) top[r][j] = (sigma * top[r][j]) * rd;
-            if (tid == 0) top[j][j] = coef[2];
-        }
-        __syncthreads();
+        leaf_top_column(L, j, k, sigma);
     }
     if (row)
 #pragma unroll
         for (int c = 0; c < QR_LEAF; ++c)
             if (c < k) a[i + c * lda] = x[c];
-    if (blockIdx.x == 0) {
-        for (int e = tid; e < k * k; e += blockDim.x) {
-            const int r = e % k, c = e / k;
-            a[r + c * lda] = top[r][c];
-            t[r + c * ldt] = r <= c ? tt[r][c] : T(0);
-        }
-    }
+    leaf_store(L, a, lda, t, ldt, k);
 }
 
 extern "C" __global__ void __launch_bounds__(QR_THREADS)
