@@ -3,7 +3,9 @@
 //! and are tested, on the CPU backend.
 //!
 //! A receive waits for its message or for the group to be aborted (a rank
-//! failed), never forever.
+//! failed), never forever. The ranks meet before each collective as NCCL's
+//! do ([`Rendezvous`]), within [`MEETING_LIMIT`], so that calls that differ
+//! between ranks, which would hang NCCL's, fail here.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::comm::{Communicator, aborted, contiguous, peer};
+use super::rendezvous::Rendezvous;
 use crate::backend::cpu::{read_block, write_block};
 use crate::backend::{Cpu, View, ViewMut};
 use crate::{Elem, Error, Result};
@@ -27,7 +30,13 @@ pub struct Channels {
     from: Vec<Mutex<Receiver<Message>>>,
     /// Set by [`Communicator::abort`], for the whole group.
     aborted: Arc<AtomicBool>,
+    meeting: Arc<Rendezvous>,
 }
+
+/// How long a rank waits for the others at a collective before it says
+/// that their calls differ: longer than any step of a factorization the
+/// CPU ranks are used for.
+const MEETING_LIMIT: Duration = Duration::from_secs(600);
 
 /// How often a waiting receive looks whether the group was aborted.
 const POLL: Duration = Duration::from_millis(20);
@@ -47,6 +56,7 @@ impl Channels {
             }
         }
         let aborted = Arc::new(AtomicBool::new(false));
+        let meeting = Arc::new(Rendezvous::new(size));
         senders
             .into_iter()
             .zip(receivers)
@@ -56,6 +66,7 @@ impl Channels {
                 to: to.into_iter().flatten().collect(),
                 from: from.into_iter().flatten().map(Mutex::new).collect(),
                 aborted: aborted.clone(),
+                meeting: meeting.clone(),
             })
             .collect()
     }
@@ -116,6 +127,7 @@ impl Communicator<Cpu> for Channels {
     fn broadcast<E: Elem>(&self, _: &Cpu, data: ViewMut<'_, Cpu, E>, root: usize) -> Result<()> {
         contiguous("broadcast", data.block())?;
         peer("broadcast", root, self.size())?;
+        self.meeting.meet(Some(MEETING_LIMIT))?;
         if self.rank == root {
             let host = read_block(&data.rb());
             for r in (0..self.size()).filter(|&r| r != root) {
@@ -133,6 +145,7 @@ impl Communicator<Cpu> for Channels {
         sends: &[(usize, View<'_, Cpu, E>)],
         recvs: Vec<(usize, ViewMut<'_, Cpu, E>)>,
     ) -> Result<()> {
+        self.meeting.meet(Some(MEETING_LIMIT))?;
         // Channels do not block on send: all sends first, then receives.
         for (to, data) in sends {
             contiguous("send", data.block())?;
@@ -146,6 +159,7 @@ impl Communicator<Cpu> for Channels {
     }
 
     fn max(&self, _: &Cpu, value: f64) -> Result<f64> {
+        self.meeting.meet(Some(MEETING_LIMIT))?;
         for r in (0..self.size()).filter(|&r| r != self.rank) {
             self.send(r, vec![value])?;
         }
@@ -158,5 +172,6 @@ impl Communicator<Cpu> for Channels {
 
     fn abort(&self) {
         self.aborted.store(true, Ordering::Release);
+        self.meeting.break_up();
     }
 }

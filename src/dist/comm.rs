@@ -24,6 +24,8 @@ pub trait Communicator<B: Backend>: Send + Sync {
     /// Sends each `(peer, block)` of `sends` and receives each of `recvs`
     /// (contiguous blocks), all as one step, so that no order among them
     /// can deadlock. Ordered on `be` as [`broadcast`](Self::broadcast).
+    /// Every rank of the group calls it, with empty lists when it has
+    /// nothing to move: the ranks meet before it as before any call.
     fn exchange<E: Elem>(
         &self,
         be: &B,

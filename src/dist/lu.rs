@@ -453,9 +453,9 @@ impl RowMoves {
             .iter_mut()
             .map(|(r, b)| Ok((*r, ViewMut::dense(b, recvs[*r].len(), w)?)))
             .collect::<Result<Vec<_>>>()?;
-        if !remote_sends.is_empty() || !remote_recvs.is_empty() {
-            rank.col.exchange(be, &remote_sends, remote_recvs)?;
-        }
+        // Every rank of the process column, with nothing to move or not:
+        // the ranks of a communicator make the same calls.
+        rank.col.exchange(be, &remote_sends, remote_recvs)?;
         let local = packed.iter().find(|(r, _)| *r == rank.pr).map(|(_, b)| (rank.pr, b));
         for (r, buf) in incoming.iter().map(|(r, b)| (*r, b)).chain(local) {
             let list = &recvs[r];

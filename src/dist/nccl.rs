@@ -118,7 +118,7 @@ impl Communicator<Cuda> for Nccl {
     fn broadcast<E: Elem>(&self, be: &Cuda, data: ViewMut<'_, Cuda, E>, root: usize) -> Result<()> {
         let extent = contiguous("broadcast", data.block())?;
         peer("broadcast", root, self.size)?;
-        self.meeting.meet()?;
+        self.meeting.meet(None)?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -148,7 +148,7 @@ impl Communicator<Cuda> for Nccl {
         sends: &[(usize, View<'_, Cuda, E>)],
         recvs: Vec<(usize, ViewMut<'_, Cuda, E>)>,
     ) -> Result<()> {
-        self.meeting.meet()?;
+        self.meeting.meet(None)?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {
@@ -188,7 +188,7 @@ impl Communicator<Cuda> for Nccl {
 
     fn max(&self, be: &Cuda, value: f64) -> Result<f64> {
         let buf = be.upload(&[value])?;
-        self.meeting.meet()?;
+        self.meeting.meet(None)?;
         let guard = self.comm.read().map_err(|_| aborted())?;
         let Some(Comm(comm)) = *guard else { return Err(aborted()) };
         if self.aborted.load(Ordering::Acquire) {

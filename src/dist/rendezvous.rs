@@ -15,12 +15,15 @@
 //! host's help, and any wait for a GPU ends.
 //!
 //! Across processes (one per GPU) this is not needed: the lock is per
-//! process.
+//! process. The in-process ranks of the CPU meet too, with a time limit, so
+//! that ranks whose calls differ (which would hang NCCL) fail a test
+//! instead.
 
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::comm::aborted;
-use crate::Result;
+use crate::{Error, Result};
 
 pub(crate) struct Rendezvous {
     size: usize,
@@ -43,8 +46,10 @@ impl Rendezvous {
     }
 
     /// Returns once all `size` ranks have called it (at once when there is
-    /// one), or with the abort's error once [`Rendezvous::break_up`] was called.
-    pub(crate) fn meet(&self) -> Result<()> {
+    /// one), or with the abort's error once [`Rendezvous::break_up`] was
+    /// called, or, past `limit`, with an error that says the ranks' calls
+    /// differ.
+    pub(crate) fn meet(&self, limit: Option<Duration>) -> Result<()> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.broken {
             return Err(aborted());
@@ -57,8 +62,25 @@ impl Rendezvous {
             return Ok(());
         }
         let meeting = state.meetings;
+        let deadline = limit.map(|l| Instant::now() + l);
         while state.meetings == meeting && !state.broken {
-            state = self.met.wait(state).unwrap_or_else(|p| p.into_inner());
+            state = match deadline {
+                None => self.met.wait(state).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        state.arrived -= 1;
+                        return Err(Error::Device(format!(
+                            "{} of {} ranks reached collective {} within {:?}: the ranks' calls differ",
+                            state.arrived + 1,
+                            self.size,
+                            meeting + 1,
+                            limit.unwrap_or_default()
+                        )));
+                    }
+                    self.met.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
         }
         if state.meetings == meeting { Err(aborted()) } else { Ok(()) }
     }
@@ -85,12 +107,12 @@ mod tests {
                 s.spawn(|| {
                     for round in 0..rounds {
                         arrivals.fetch_add(1, Ordering::SeqCst);
-                        r.meet().unwrap();
+                        r.meet(None).unwrap();
                         // Everyone has arrived at this round, and nobody can
                         // be more than one round further.
                         let seen = arrivals.load(Ordering::SeqCst);
                         assert!(seen >= (round + 1) * size && seen <= (round + 2) * size, "round {round}: {seen}");
-                        r.meet().unwrap();
+                        r.meet(None).unwrap();
                     }
                 });
             }
@@ -102,21 +124,28 @@ mod tests {
     fn breaking_up_frees_the_waiters_with_an_error() {
         let r = Rendezvous::new(3);
         std::thread::scope(|s| {
-            let waiters: Vec<_> = (0..2).map(|_| s.spawn(|| r.meet())).collect();
+            let waiters: Vec<_> = (0..2).map(|_| s.spawn(|| r.meet(None))).collect();
             std::thread::sleep(std::time::Duration::from_millis(50));
             r.break_up();
             for w in waiters {
                 assert!(w.join().unwrap().is_err());
             }
         });
-        assert!(r.meet().is_err(), "a broken rendezvous stays broken");
+        assert!(r.meet(None).is_err(), "a broken rendezvous stays broken");
+    }
+
+    #[test]
+    fn a_rank_that_never_comes_is_an_error_past_the_limit() {
+        let r = Rendezvous::new(2);
+        let e = r.meet(Some(std::time::Duration::from_millis(50))).unwrap_err().to_string();
+        assert!(e.contains("1 of 2 ranks") && e.contains("calls differ"), "{e}");
     }
 
     #[test]
     fn one_rank_meets_alone() {
         let r = Rendezvous::new(1);
         for _ in 0..3 {
-            r.meet().unwrap();
+            r.meet(None).unwrap();
         }
     }
 }
