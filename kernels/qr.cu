@@ -55,6 +55,19 @@ __device__ __forceinline__ T warp_sum(T v) {
     return v;
 }
 
+// out[c] = the sum over warps of red[w][c], c < k, once every warp has
+// written its row of red.
+template <typename T>
+__device__ void warp_sums_to_block(int k, T (*red)[QR_LEAF + 1], T* out) {
+    __syncthreads();
+    if (threadIdx.x < k) {
+        T v = T(0);
+        for (int w = 0; w < QR_WARPS; ++w) v += red[w][threadIdx.x];
+        out[threadIdx.x] = v;
+    }
+    __syncthreads();
+}
+
 // The block's QR_LEAF values s[] summed over its threads, into out[0..k).
 template <typename T>
 __device__ void block_sums(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out) {
@@ -64,13 +77,7 @@ __device__ void block_sums(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out
         const T v = warp_sum(s[c]);
         if (lane == 0) red[warp][c] = v;
     }
-    __syncthreads();
-    if (threadIdx.x < k) {
-        T v = T(0);
-        for (int w = 0; w < QR_WARPS; ++w) v += red[w][threadIdx.x];
-        out[threadIdx.x] = v;
-    }
-    __syncthreads();
+    warp_sums_to_block(k, red, out);
 }
 
 // As block_sums, in 31 shuffles a warp instead of 160: at each halving a
@@ -90,13 +97,7 @@ __device__ void block_sums_transposed(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF +
         }
     }
     red[warp][lane] = s[0];
-    __syncthreads();
-    if (threadIdx.x < k) {
-        T v = T(0);
-        for (int w = 0; w < QR_WARPS; ++w) v += red[w][threadIdx.x];
-        out[threadIdx.x] = v;
-    }
-    __syncthreads();
+    warp_sums_to_block(k, red, out);
 }
 
 // Publishes this block's values mine[0..k) of step `step` and returns,
