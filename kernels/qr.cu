@@ -34,11 +34,12 @@
 //   the number of SMs (all blocks resident together) and QR_MAX_BLOCKS.
 
 //
-// householder_reg_{f32,f64}(a, lda, m, k, t, ldt, cells, epoch):
-//   the same factorization with each block's rows held in registers, a row
-//   per thread, so that a column costs the exchange and no pass through
-//   memory. Launch as householder_ with ceil((m - k) / gridDim.x) <=
-//   QR_THREADS.
+// householder_shared_{f32,f64}(a, lda, m, k, t, ldt, cells, epoch, rows):
+//   the same factorization with each block's rows in dynamic shared memory
+//   (column-major, `rows` a column), read from global memory once and
+//   written once, so that a column costs the exchange and two passes over
+//   shared memory. Launch as householder_ with ceil((m - k) / gridDim.x) <=
+//   rows and rows * k * sizeof(T) bytes of dynamic shared memory.
 
 #include "ll.cuh"
 
@@ -77,26 +78,6 @@ __device__ void block_sums(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out
         const T v = warp_sum(s[c]);
         if (lane == 0) red[warp][c] = v;
     }
-    warp_sums_to_block(k, red, out);
-}
-
-// As block_sums, in 31 shuffles a warp instead of 160: at each halving a
-// lane keeps half of its values and adds its partner's copy of them, so
-// that lane c ends with the warp's sum of column c. s[] is consumed.
-template <typename T>
-__device__ void block_sums_transposed(T (&s)[QR_LEAF], int k, T (*red)[QR_LEAF + 1], T* out) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        const bool upper = (lane & off) != 0;
-#pragma unroll
-        for (int c = 0; c < off; ++c) {
-            const T give = upper ? s[c] : s[c + off];
-            const T keep = upper ? s[c + off] : s[c];
-            s[c] = keep + __shfl_xor_sync(0xffffffffu, give, off);
-        }
-    }
-    red[warp][lane] = s[0];
     warp_sums_to_block(k, red, out);
 }
 
@@ -170,12 +151,13 @@ __device__ void leaf_load(Leaf<T>& L, const T* a, long long lda, int k) {
 template <typename T>
 __device__ void leaf_scale(Leaf<T>& L, T mx, int k, Cell* cells, unsigned epoch) {
     const int tid = threadIdx.x;
+    __syncthreads();
+    for (int e = tid; e < k * k; e += blockDim.x) mx = fmax(mx, fabs(L.top[e % k][e / k]));
     for (int off = 16; off > 0; off >>= 1) mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, off));
     if ((tid & 31) == 0) L.red[tid >> 5][0] = mx;
     __syncthreads();
     if (tid == 0) {
         for (int wp = 1; wp < QR_WARPS; ++wp) mx = fmax(mx, L.red[wp][0]);
-        for (int e = 0; e < k * k; ++e) mx = fmax(mx, fabs(L.top[e % k][e / k]));
         L.mine[0] = mx;
     }
     __syncthreads();
@@ -235,11 +217,21 @@ __device__ void leaf_reflector(Leaf<T>& L, int j, int k, T sigma, T inv_sigma) {
                            : (L.sums[tid] * (tau * rd)) * inv_sigma + tau * L.top[j][tid];
     }
     __syncthreads();
-    // Column j of T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v).
-    if (tid < j && tau != T(0)) {
-        T acc = T(0);
-        for (int q = tid; q < j; ++q) acc += L.tt[tid][q] * L.w[q];
-        L.tt[tid][j] = -tau * acc;
+    // Column j of T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v), row i
+    // by warp i mod QR_WARPS, lane q taking T(i, q) w_q.
+    if (tau != T(0)) {
+        const int lane = tid & 31, warp = tid >> 5;
+        T acc[QR_LEAF / QR_WARPS];
+#pragma unroll
+        for (int p = 0; p < QR_LEAF / QR_WARPS; ++p) {
+            const int i = warp + p * QR_WARPS;
+            acc[p] = i <= lane && lane < j ? L.tt[i][lane] * L.w[lane] : T(0);
+        }
+#pragma unroll
+        for (int p = 0; p < QR_LEAF / QR_WARPS; ++p) acc[p] = warp_sum(acc[p]);
+#pragma unroll
+        for (int p = 0; p < QR_LEAF / QR_WARPS; ++p)
+            if (lane == 0 && warp + p * QR_WARPS < j) L.tt[warp + p * QR_WARPS][j] = -tau * acc[p];
     }
     if (tid == 0) L.tt[j][j] = tau;
     if (tau != T(0)) {
@@ -343,70 +335,94 @@ extern "C" __global__ void householder_f64(double* a, long long lda, long long m
     householder_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
 }
 
-// The register kernel: householder_impl's steps, the block's rows in
-// x[] (row lo + threadIdx.x), read once and written once. Entries are
-// picked by comparison with j, never indexed by it, so that x[] stays in
-// registers.
+// The shared-memory kernel: householder_impl's steps with the block's rows
+// in x (x[c * rows + r] = a(lo + r, c)). The dots of a column go a warp to
+// every QR_WARPS-th column, each lane over every 32nd row.
 template <typename T>
-__device__ void householder_reg_impl(T* a, long long lda, long long m, int k, T* t, long long ldt, Cell* cells,
-                                     unsigned epoch) {
+__device__ void householder_shared_impl(T* a, long long lda, long long m, int k, T* t, long long ldt, Cell* cells,
+                                        unsigned epoch, int rows) {
     __shared__ Leaf<T> L;
-    const int tid = threadIdx.x;
+    extern __shared__ __align__(16) unsigned char dynamic[];
+    T* x = reinterpret_cast<T*>(dynamic);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const unsigned G = gridDim.x;
     const long long chunk = (m - k + G - 1) / G;
-    const long long i = k + (long long)blockIdx.x * chunk + tid;
-    const bool row = tid < chunk && i < m;
+    const long long lo = k + (long long)blockIdx.x * chunk;
+    const int own = (int)(lo < m ? (chunk < m - lo ? chunk : m - lo) : 0);
 
     leaf_load(L, a, lda, k);
-    T x[QR_LEAF];
-#pragma unroll
-    for (int c = 0; c < QR_LEAF; ++c) x[c] = row && c < k ? a[i + c * lda] : T(0);
     T mx = T(0);
-#pragma unroll
-    for (int c = 0; c < QR_LEAF; ++c) mx = fmax(mx, fabs(x[c]));
+    for (int e = tid; e < k * rows; e += blockDim.x) {
+        const int r = e % rows, c = e / rows;
+        const T v = r < own ? a[lo + r + c * lda] : T(0);
+        x[e] = v;
+        mx = fmax(mx, fabs(v));
+    }
     leaf_scale(L, mx, k, cells, epoch);
     const T sigma = L.coef[0], inv_sigma = L.coef[1];
     __syncthreads();
 
-#pragma unroll 1
+    constexpr int P = QR_LEAF / QR_WARPS;
     for (int j = 0; j < k; ++j) {
-        // x[c] for c < j is already the reflector v_c.
-        T s[QR_LEAF], xj = T(0);
+        T* xj = x + (long long)j * rows;
+        // Dots of sigma a(j+1:m, j) with sigma a(:, c) for c >= j and with
+        // the reflector v_c (already in x) for c < j.
+        T acc[P];
 #pragma unroll
-        for (int c = 0; c < QR_LEAF; ++c)
-            if (c == j) xj = sigma * x[c];
+        for (int p = 0; p < P; ++p) acc[p] = T(0);
+        for (int r = lane; r < rows; r += 32) {
+            const T xr = sigma * xj[r];
 #pragma unroll
-        for (int c = 0; c < QR_LEAF; ++c) s[c] = c < k ? xj * (c < j ? x[c] : sigma * x[c]) : T(0);
-        leaf_top_dots(L, s, j, k, sigma);
-        block_sums_transposed(s, k, L.red, L.mine);
+            for (int p = 0; p < P; ++p) {
+                const int c = warp + p * QR_WARPS;
+                if (c < k) acc[p] += xr * (c < j ? x[c * rows + r] : sigma * x[c * rows + r]);
+            }
+        }
+        if (blockIdx.x == 0 && lane < k - j - 1) {
+            const int i = j + 1 + lane;
+            const T xt = sigma * L.top[i][j];
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                const int c = warp + p * QR_WARPS;
+                if (c < k) acc[p] += xt * (c < j ? L.top[i][c] : sigma * L.top[i][c]);
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < P; ++p) acc[p] = warp_sum(acc[p]);
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+            if (lane == 0 && warp + p * QR_WARPS < k) L.mine[warp + p * QR_WARPS] = acc[p];
+        __syncthreads();
         exchange(L.mine, k, cells, epoch, j + 1, false, L.red, L.sums);
         leaf_reflector(L, j, k, sigma, inv_sigma);
         const T tau = L.coef[0], rd = L.coef[1];
         if (tau != T(0)) {
-            const T v = xj * rd;
-#pragma unroll
-            for (int c = 0; c < QR_LEAF; ++c) {
-                if (c > j && c < k) x[c] -= L.w[c] * v;
-                if (c == j) x[c] = v;
+            // a(i, c) -= w_c v_i for c > j, then (once all have read it)
+            // a(i, j) = v_i.
+            for (int e = tid; e < (k - j - 1) * rows; e += blockDim.x) {
+                const int r = e % rows, c = j + 1 + e / rows;
+                x[c * rows + r] -= L.w[c] * ((sigma * xj[r]) * rd);
             }
+            __syncthreads();
+            for (int r = tid; r < rows; r += blockDim.x) xj[r] = (sigma * xj[r]) * rd;
         }
         leaf_top_column(L, j, k, sigma);
     }
-    if (row)
-#pragma unroll
-        for (int c = 0; c < QR_LEAF; ++c)
-            if (c < k) a[i + c * lda] = x[c];
+    for (int e = tid; e < k * rows; e += blockDim.x) {
+        const int r = e % rows, c = e / rows;
+        if (r < own) a[lo + r + c * lda] = x[e];
+    }
     leaf_store(L, a, lda, t, ldt, k);
 }
 
 extern "C" __global__ void __launch_bounds__(QR_THREADS)
-    householder_reg_f32(float* a, long long lda, long long m, long long k, float* t, long long ldt, Cell* cells,
-                        unsigned epoch) {
-    householder_reg_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
+    householder_shared_f32(float* a, long long lda, long long m, long long k, float* t, long long ldt, Cell* cells,
+                           unsigned epoch, long long rows) {
+    householder_shared_impl(a, lda, m, (int)k, t, ldt, cells, epoch, (int)rows);
 }
 
 extern "C" __global__ void __launch_bounds__(QR_THREADS)
-    householder_reg_f64(double* a, long long lda, long long m, long long k, double* t, long long ldt, Cell* cells,
-                        unsigned epoch) {
-    householder_reg_impl(a, lda, m, (int)k, t, ldt, cells, epoch);
+    householder_shared_f64(double* a, long long lda, long long m, long long k, double* t, long long ldt,
+                           Cell* cells, unsigned epoch, long long rows) {
+    householder_shared_impl(a, lda, m, (int)k, t, ldt, cells, epoch, (int)rows);
 }

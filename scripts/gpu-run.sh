@@ -108,18 +108,18 @@ for panel in cluster reg ll grid block; do
     GPUMAT_LU_PANEL=$panel .gpu/bin/test-lu --test-threads=1 > "$OUT/test-lu-panel-$panel.log" 2>&1
     summary+=("test-lu GPUMAT_LU_PANEL=$panel (rc $?): $(grep -E '^test result' "$OUT/test-lu-panel-$panel.log" | tail -1)")
 done
-# QR again with each Householder panel kernel forced, the register one also
+# QR again with each Householder panel kernel forced, the shared-memory one also
 # under memcheck.
-for panel in reg global; do
+for panel in shared global; do
     [ -n "${SKIP_TESTS:-}" ] || [ ! -x .gpu/bin/test-qr ] && break
     GPUMAT_QR_PANEL=$panel .gpu/bin/test-qr --test-threads=1 > "$OUT/test-qr-panel-$panel.log" 2>&1
     summary+=("test-qr GPUMAT_QR_PANEL=$panel (rc $?): $(grep -E '^test result' "$OUT/test-qr-panel-$panel.log" | tail -1)")
 done
 if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-qr ] && [ -n "${SANITIZE-x}" ]; then
-    log="$OUT/sanitizer-memcheck-qr-reg.log"
-    GPUMAT_QR_PANEL=reg timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+    log="$OUT/sanitizer-memcheck-qr-shared.log"
+    GPUMAT_QR_PANEL=shared timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 \
         .gpu/bin/test-qr --test-threads=1 > "$log" 2>&1
-    summary+=("compute-sanitizer memcheck qr GPUMAT_QR_PANEL=reg (rc $?): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)")
+    summary+=("compute-sanitizer memcheck qr GPUMAT_QR_PANEL=shared (rc $?): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)")
 fi
 # Jung and O'Leary's Tables 1 and 2 on the GPU (weighted least squares).
 for table in "" --ill-conditioned; do

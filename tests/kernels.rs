@@ -132,7 +132,7 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("batch_trsm.cu", format!("batch_trsm_{t}"), vec![P, I64, I64, P, I64, I64, I32, I32, I64, I32, I32, I32]);
         // householder(a, lda, m, k, t, ldt, cells, epoch)
         add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64, P, I32]);
-        add("qr.cu", format!("householder_reg_{t}"), vec![P, I64, I64, I64, P, I64, P, I32]);
+        add("qr.cu", format!("householder_shared_{t}"), vec![P, I64, I64, I64, P, I64, P, I32, I64]);
     }
     // The Ozaki scheme II: exponents(x, vs, es, count, len, radius, s),
     // slice(x, vs, es, count, len, s, moduli, m, w, ldw, plane),

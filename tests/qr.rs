@@ -262,9 +262,14 @@ fn householder_panel_matches_its_reflectors() {
 fn tall_panels_spread_over_many_blocks() {
     check::<f64>(300, 5000, 96, 64, 32);
     check::<f32>(301, 3000, 40, 40, 32);
-    // Taller than the register kernel holds (256 rows a block, a block an
-    // SM): the global-memory kernel, whichever GPUMAT_QR_PANEL asks for.
+    // Spread over every SM by either kernel; on a GPU, in leaves of 16
+    // columns where 32 would not fit in the SMs' shared memory.
     check::<f64>(302, 40_000, 32, 32, 32);
+    check::<f64>(303, 120_000, 32, 32, 32);
+    // Taller than shared memory holds even 16 columns of (1600 rows a
+    // block, a block an SM): the global-memory kernel, whichever
+    // GPUMAT_QR_PANEL asks for.
+    check::<f64>(304, 250_000, 16, 16, 16);
 }
 
 #[test]

@@ -427,6 +427,11 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// (`Hⱼ = I`) when the column is already zero below the diagonal. The
     /// leaf of blocked QR's recursive panel.
     fn householder<T: Scalar>(&self, a: ViewMut<'_, Self, T>, t: ViewMut<'_, Self, T>) -> Result<()>;
+    /// The widest leaf (at most [`HOUSEHOLDER_MAX_COLS`] columns) that
+    /// [`Self::householder`] factors best for panels of `rows` rows.
+    fn householder_leaf<T: Scalar>(&self, _rows: usize) -> usize {
+        HOUSEHOLDER_MAX_COLS
+    }
 
     // LU factorization: the panel and the row interchanges.
 

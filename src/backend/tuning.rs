@@ -99,10 +99,11 @@ pub enum LuPanel {
 /// The Householder panel kernels of the CUDA backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QrPanel {
-    /// Rows in registers, a row per thread, one exchange per column
-    /// (panels of at most 256 rows a block).
-    Register,
-    /// Rows in global memory, one exchange per column.
+    /// Each block's rows in shared memory, one exchange per column
+    /// (leaves whose rows fit in the SMs' shared memory; the default
+    /// there).
+    Shared,
+    /// Each block's rows in global memory, one exchange per column.
     Global,
 }
 
@@ -137,7 +138,7 @@ pub struct SplitTuning {
 pub const VARIABLES: &[(&str, &str)] = &[
     ("GPUMAT_GRAPHS", "1 (default) or 0"),
     ("GPUMAT_LU_PANEL", "cluster, reg, ll, grid or block"),
-    ("GPUMAT_QR_PANEL", "reg or global"),
+    ("GPUMAT_QR_PANEL", "shared or global"),
     ("GPUMAT_SCALED_GRAM_NB", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_KC", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_STREAMS", "1 or 2"),
@@ -188,7 +189,7 @@ impl Tuning {
         };
         let qr_panel = match read("GPUMAT_QR_PANEL") {
             None => None,
-            Some((_, v)) if v == "reg" => Some(QrPanel::Register),
+            Some((_, v)) if v == "shared" => Some(QrPanel::Shared),
             Some((_, v)) if v == "global" => Some(QrPanel::Global),
             Some((n, v)) => return Err(invalid(n, &v)),
         };
@@ -249,7 +250,7 @@ mod tests {
         let t = parse(&[
             ("GPUMAT_GRAPHS", "0"),
             ("GPUMAT_LU_PANEL", "Cluster"),
-            ("GPUMAT_QR_PANEL", "Reg"),
+            ("GPUMAT_QR_PANEL", "Shared"),
             ("GPUMAT_SCALED_GRAM_NB", "48"),
             ("GPUMAT_SCALED_GRAM_KC", "100"),
             ("GPUMAT_SCALED_GRAM_STREAMS", "1"),
@@ -270,7 +271,7 @@ mod tests {
         assert_eq!(t.fp64_updates(100), Compute::Int8 { moduli: Some(15) });
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
-        assert_eq!(t.qr_panel, Some(QrPanel::Register));
+        assert_eq!(t.qr_panel, Some(QrPanel::Shared));
         assert_eq!(parse(&[("GPUMAT_QR_PANEL", "global")]).unwrap().qr_panel, Some(QrPanel::Global));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
         assert_eq!(t.split, SplitTuning { kind: Split::Tf32, kb: Some(512), leaf: Some(256) });

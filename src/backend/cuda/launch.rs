@@ -121,9 +121,14 @@ impl Cuda {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(driver(&format!("launching {name}")))
     }
 
-    /// Past 48 KiB, dynamic shared memory is opt-in per function.
+    /// Past 48 KiB of shared memory, static and dynamic together, the
+    /// dynamic part is opt-in per function.
     fn allow_shared_memory(f: &CudaFunction, name: &str, bytes: u32) -> Result<()> {
-        if bytes <= 48 * 1024 {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let fixed = f.shared_size_bytes().map_err(driver(&format!("{name}: reading its shared memory")))?;
+        if fixed as u32 + bytes <= 48 * 1024 {
             return Ok(());
         }
         f.set_attribute(

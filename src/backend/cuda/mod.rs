@@ -539,6 +539,10 @@ impl Backend for Cuda {
         self.householder_panel(a, t)
     }
 
+    fn householder_leaf<T: Scalar>(&self, rows: usize) -> usize {
+        self.householder_panel_leaf::<T>(rows)
+    }
+
     // LU factorization, in `cuda/lu.rs`.
 
     fn getrf_panel<T: Scalar>(

@@ -102,12 +102,11 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
     let mut t = cuda.alloc::<f64>(nb * nb)?;
     let mut work = cuda.alloc::<f64>(nb * nb)?;
     let reps = 10;
-    // Each Householder kernel in turn: the default one last, so that it is
-    // in force again after.
+    // Each Householder kernel in turn, forced.
     let saved = cuda.tuning();
     let mut times = vec![];
-    for kernel in [Some(QrPanel::Register), saved.qr_panel] {
-        cuda.set_tuning(Tuning { qr_panel: kernel, ..saved });
+    for kernel in [QrPanel::Shared, QrPanel::Global] {
+        cuda.set_tuning(Tuning { qr_panel: Some(kernel), ..saved });
         let leaf_us = per_call_us(cuda, reps, &mut || {
             cuda.copy(View::dense(&a, m, leaf)?, ViewMut::dense(&mut p, m, leaf)?)?;
             cuda.householder(ViewMut::dense(&mut p, m, leaf)?, ViewMut::dense(&mut t, leaf, leaf)?)
@@ -129,16 +128,16 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
         times.push((leaf_us, panel_us, kept));
     }
     cuda.set_tuning(saved);
-    let [(reg_leaf_us, reg_panel_us, ref reg), (leaf_us, panel_us, ref default)] = times[..] else {
+    let [(shared_leaf_us, shared_panel_us, ref shared), (leaf_us, panel_us, ref global)] = times[..] else {
         unreachable!("two kernels timed")
     };
-    // ‖reg − default‖_F / ‖default‖_F: the two kernels sum in other orders,
-    // so they agree to rounding, not bit for bit.
+    // ‖shared − global‖_F / ‖global‖_F: the two kernels sum in other
+    // orders, so they agree to rounding, not bit for bit.
     let mut difference = cuda.alloc::<f64>(m * nb)?;
-    let (reg, default) = (View::dense(reg, m, nb)?, View::dense(default, m, nb)?);
-    cuda.geam(1.0, reg, Op::NoTrans, -1.0, default, Op::NoTrans, ViewMut::dense(&mut difference, m, nb)?)?;
+    let (shared, global) = (View::dense(shared, m, nb)?, View::dense(global, m, nb)?);
+    cuda.geam(1.0, shared, Op::NoTrans, -1.0, global, Op::NoTrans, ViewMut::dense(&mut difference, m, nb)?)?;
     let difference =
-        cuda.norm(Norm::Frobenius, View::dense(&difference, m, nb)?)? / cuda.norm(Norm::Frobenius, default)?;
+        cuda.norm(Norm::Frobenius, View::dense(&difference, m, nb)?)? / cuda.norm(Norm::Frobenius, global)?;
     let mut vendor = vendor::DenseQr::<f64>::new(cuda, m, nb)?;
     let vendor_us = per_call_us(cuda, reps, &mut || {
         cuda.copy(View::dense(&a, m, nb)?, ViewMut::dense(&mut p, m, nb)?)?;
@@ -151,19 +150,20 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
     })?;
     let leaf_copy_us = copy_us * leaf as f64 / nb as f64;
     eprintln!(
-        "panel {m}×{nb}: {:.0} µs, rows in registers {:.0} µs (relative difference {difference:.1e}), dgeqrf {:.0} \
-         µs (leaf {m}×{leaf}: {:.0} µs, in registers {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} µs)",
+        "panel {m}×{nb}: rows in global memory {:.0} µs, in shared memory {:.0} µs (relative difference {difference:.1e}), dgeqrf \
+         {:.0} µs (leaf {m}×{leaf}: {:.0} µs, in shared memory {:.0} µs; VᵀC {leaf}×{leaf} over {m}: {skinny_us:.0} \
+         µs)",
         panel_us - copy_us,
-        reg_panel_us - copy_us,
+        shared_panel_us - copy_us,
         vendor_us - copy_us,
         leaf_us - leaf_copy_us,
-        reg_leaf_us - leaf_copy_us,
+        shared_leaf_us - leaf_copy_us,
     );
     Ok(json!({
         "op": format!("qr panel {m}×{nb}"), "n": m, "precision": "f64",
         "panel_us": panel_us - copy_us, "vendor_panel_us": vendor_us - copy_us, "leaf_us": leaf_us - leaf_copy_us,
-        "reg_panel_us": reg_panel_us - copy_us, "reg_leaf_us": reg_leaf_us - leaf_copy_us,
-        "reg_relative_difference": difference,
+        "shared_panel_us": shared_panel_us - copy_us, "shared_leaf_us": shared_leaf_us - leaf_copy_us,
+        "shared_relative_difference": difference,
         "skinny_gemm_us": skinny_us, "leaf": leaf,
     }))
 }
@@ -171,8 +171,8 @@ fn panel_costs(cuda: &Cuda, m: usize, nb: usize, leaf: usize) -> Result<Value> {
 /// The Householder leaf kernel that `GPUMAT_QR_PANEL` asks for.
 fn householder_kernel(cuda: &Cuda) -> &'static str {
     match cuda.tuning().qr_panel {
-        Some(QrPanel::Register) => "registers where the panel fits",
-        Some(QrPanel::Global) | None => "global memory",
+        Some(QrPanel::Shared) | None => "shared memory where the leaf fits",
+        Some(QrPanel::Global) => "global memory",
     }
 }
 

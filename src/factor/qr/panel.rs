@@ -11,7 +11,8 @@ use crate::{Result, Scalar};
 /// Householder QR of the `m × k` panel `block` of `a` in place, with the
 /// `k × k` upper triangular `T` of its compact WY form into `t`, as the
 /// backend's `householder` leaves them; leaves are at most `leaf` columns
-/// (at most [`HOUSEHOLDER_MAX_COLS`]). `work` holds `k²/4` entries.
+/// and at most the backend's [`Backend::householder_leaf`]. `work` holds
+/// `k²/4` entries.
 pub fn factor_panel<B: Backend, T: Scalar>(
     be: &B,
     a: &BufferMut<'_, B, T>,
@@ -21,7 +22,7 @@ pub fn factor_panel<B: Backend, T: Scalar>(
     work: &mut B::Buffer<T>,
 ) -> Result<()> {
     let (m, k) = (block.rows, block.cols);
-    if k <= leaf.clamp(1, HOUSEHOLDER_MAX_COLS) {
+    if k <= leaf.min(be.householder_leaf::<T>(m)).clamp(1, HOUSEHOLDER_MAX_COLS) {
         return be.householder(a.view_mut(block)?, t);
     }
     let k1 = k / 2;
