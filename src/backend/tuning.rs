@@ -26,6 +26,10 @@ pub struct Tuning {
     /// The Householder panel kernel (`GPUMAT_QR_PANEL`); `None`: chosen by
     /// shape.
     pub qr_panel: Option<QrPanel>,
+    /// The fewest rows a block of the shared-memory Householder kernel
+    /// takes (`GPUMAT_QR_PANEL_ROWS`): fewer blocks, each with more rows;
+    /// `None`: 128.
+    pub qr_panel_rows: Option<usize>,
     /// Block columns, depth per chunk and queues of the scaled Gram product
     /// `A·D²·Aᵀ` (`GPUMAT_SCALED_GRAM_NB`, `_KC`, `_STREAMS`); `None`: the
     /// plan's choice for the shape.
@@ -71,6 +75,7 @@ impl Default for Tuning {
             graphs: true,
             lu_panel: None,
             qr_panel: None,
+            qr_panel_rows: None,
             gram: GramTuning::default(),
             split: SplitTuning::default(),
             split_ratio: None,
@@ -139,6 +144,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("GPUMAT_GRAPHS", "1 (default) or 0"),
     ("GPUMAT_LU_PANEL", "cluster, reg, ll, grid or block"),
     ("GPUMAT_QR_PANEL", "shared or global"),
+    ("GPUMAT_QR_PANEL_ROWS", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_NB", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_KC", "a positive integer"),
     ("GPUMAT_SCALED_GRAM_STREAMS", "1 or 2"),
@@ -207,6 +213,7 @@ impl Tuning {
             graphs,
             lu_panel,
             qr_panel,
+            qr_panel_rows: positive("GPUMAT_QR_PANEL_ROWS")?,
             gram: GramTuning {
                 nb: positive("GPUMAT_SCALED_GRAM_NB")?,
                 kc: positive("GPUMAT_SCALED_GRAM_KC")?,
@@ -251,6 +258,7 @@ mod tests {
             ("GPUMAT_GRAPHS", "0"),
             ("GPUMAT_LU_PANEL", "Cluster"),
             ("GPUMAT_QR_PANEL", "Shared"),
+            ("GPUMAT_QR_PANEL_ROWS", "256"),
             ("GPUMAT_SCALED_GRAM_NB", "48"),
             ("GPUMAT_SCALED_GRAM_KC", "100"),
             ("GPUMAT_SCALED_GRAM_STREAMS", "1"),
@@ -272,6 +280,7 @@ mod tests {
         assert!(!t.graphs);
         assert_eq!(t.lu_panel, Some(LuPanel::Cluster));
         assert_eq!(t.qr_panel, Some(QrPanel::Shared));
+        assert_eq!(t.qr_panel_rows, Some(256));
         assert_eq!(parse(&[("GPUMAT_QR_PANEL", "global")]).unwrap().qr_panel, Some(QrPanel::Global));
         assert_eq!(t.gram, GramTuning { nb: Some(48), kc: Some(100), streams: Some(1) });
         assert_eq!(t.split, SplitTuning { kind: Split::Tf32, kb: Some(512), leaf: Some(256) });

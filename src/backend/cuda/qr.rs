@@ -66,7 +66,8 @@ impl Cuda {
         if self.tuning().qr_panel == Some(QrPanel::Global) {
             return None;
         }
-        let blocks = (below / SHARED_ROWS_PER_BLOCK).clamp(1, most);
+        let fewest = self.tuning().qr_panel_rows.unwrap_or(SHARED_ROWS_PER_BLOCK);
+        let blocks = (below / fewest).clamp(1, most);
         let rows = below.div_ceil(blocks).max(1);
         (rows * k * size_of::<T>() <= SHARED_BYTES).then_some((blocks, rows))
     }

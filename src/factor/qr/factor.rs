@@ -17,8 +17,12 @@ pub struct QrParams {
 }
 
 impl Default for QrParams {
+    /// Panels of 128 columns: on an H200, 1–7 % faster than 256 at every
+    /// shape measured (8192², 16384², 32768 × 4096, 131072 × 1024), the
+    /// panels' leaves being the critical path and the narrower update
+    /// still running near the FP64 rate.
     fn default() -> Self {
-        QrParams { block_size: 256, leaf: HOUSEHOLDER_MAX_COLS }
+        QrParams { block_size: 128, leaf: HOUSEHOLDER_MAX_COLS }
     }
 }
 
