@@ -1684,6 +1684,21 @@ fn check_trsm_cases(cases: &[(usize, usize, u64)]) {
 }
 
 #[test]
+fn gemm_of_one_column() {
+    // A matrix times a vector, deep and shallow, with
+    // every β: the same bound as any product.
+    for (m, k) in [(1, 1), (7, 300), (64, 5000), (300, 40)] {
+        for beta in [Coef::Zero, Coef::One, Coef::Random] {
+            let case = GemmCase { m, n: 1, k, alpha: Coef::Random, beta, seed: 6 };
+            gpumat::with_backend!(dev(), be => {
+                check_gemm::<_, f64>(be, case);
+                check_gemm::<_, f32>(be, case);
+            });
+        }
+    }
+}
+
+#[test]
 fn gemm_with_k_zero_scales_c() {
     for (m, n) in [(1, 1), (5, 3), (0, 4), (7, 0)] {
         for beta in [Coef::Zero, Coef::One, Coef::Random] {
