@@ -244,17 +244,15 @@ __device__ void leaf_reflector(Leaf<T>& L, int j, int k, T sigma, T inv_sigma) {
     }
 }
 
-// Once every block's rows have column j's update: the top block's column j
-// becomes v (R(j, j) = beta on the diagonal).
+// Once every block's rows have column j's update (and a barrier): the top
+// block's column j becomes v (R(j, j) = beta on the diagonal).
 template <typename T>
 __device__ void leaf_top_column(Leaf<T>& L, int j, int k, T sigma) {
-    __syncthreads();
     const T tau = L.coef[0], rd = L.coef[1];
     if (tau != T(0)) {
         for (int i = j + 1 + threadIdx.x; i < k; i += blockDim.x) L.top[i][j] = (sigma * L.top[i][j]) * rd;
         if (threadIdx.x == 0) L.top[j][j] = L.coef[2];
     }
-    __syncthreads();
 }
 
 // Block 0 writes the top block and T.
@@ -320,7 +318,9 @@ __device__ void householder_impl(T* a, long long lda, long long m, int k, T* t, 
                 a[i + j * lda] = v;
             }
         }
+        __syncthreads();
         leaf_top_column(L, j, k, sigma);
+        __syncthreads();
     }
     leaf_store(L, a, lda, t, ldt, k);
 }
@@ -397,16 +397,23 @@ __device__ void householder_shared_impl(T* a, long long lda, long long m, int k,
         leaf_reflector(L, j, k, sigma, inv_sigma);
         const T tau = L.coef[0], rd = L.coef[1];
         if (tau != T(0)) {
-            // a(i, c) -= w_c v_i for c > j, then (once all have read it)
-            // a(i, j) = v_i.
-            for (int e = tid; e < (k - j - 1) * rows; e += blockDim.x) {
-                const int r = e % rows, c = j + 1 + e / rows;
-                x[c * rows + r] -= L.w[c] * ((sigma * xj[r]) * rd);
+            // a(i, c) -= w_c v_i for c > j, by the warp that forms column
+            // c's dots, then (once all have read it) a(i, j) = v_i.
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                const int c = warp + p * QR_WARPS;
+                if (c > j && c < k) {
+                    T* xc = x + (long long)c * rows;
+                    const T wc = L.w[c];
+                    for (int r = lane; r < rows; r += 32) xc[r] -= wc * ((sigma * xj[r]) * rd);
+                }
             }
-            __syncthreads();
-            for (int r = tid; r < rows; r += blockDim.x) xj[r] = (sigma * xj[r]) * rd;
         }
+        __syncthreads();
+        if (tau != T(0))
+            for (int r = tid; r < rows; r += blockDim.x) xj[r] = (sigma * xj[r]) * rd;
         leaf_top_column(L, j, k, sigma);
+        __syncthreads();
     }
     for (int e = tid; e < k * rows; e += blockDim.x) {
         const int r = e % rows, c = e / rows;
