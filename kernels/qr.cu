@@ -32,7 +32,6 @@
 //   by launches of other epochs; a step's flag is (epoch << 7) + step + 1
 //   (1 <= epoch < 2^25). Launch: blockDim.x = QR_THREADS, gridDim.x at most
 //   the number of SMs (all blocks resident together) and QR_MAX_BLOCKS.
-
 //
 // householder_shared_{f32,f64}(a, lda, m, k, t, ldt, cells, epoch, rows):
 //   the same factorization with each block's rows in dynamic shared memory

@@ -15,9 +15,10 @@ const QR_THREADS: u32 = 256;
 /// Rows below which a block has too little to do to pay for its share of
 /// each column's reduction.
 const ROWS_PER_BLOCK: usize = 256;
-/// Fewest rows a block of the shared-memory kernel holds: its passes over
-/// them are cheap, so more blocks than the global kernel's, each with less
-/// of the panel.
+/// Fewest rows a block of the shared-memory kernel holds unless
+/// `GPUMAT_QR_PANEL_ROWS` says: its passes over them are cheap, so more
+/// blocks than the global kernel's, each with less of the panel (at 8192
+/// rows on an H200, 64 and 256 were slower).
 const SHARED_ROWS_PER_BLOCK: usize = 128;
 /// The shared memory a block of `householder_shared_*` may take for its
 /// rows: sm_90's 227 KiB a block less the kernel's static 20 KiB, rounded
