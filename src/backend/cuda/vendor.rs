@@ -151,21 +151,26 @@ pub fn syrk<T: Scalar>(cuda: &Cuda, n: usize, a: &CudaBuffer<T>, c: &mut CudaBuf
     }
 }
 
-/// cuBLAS `trsm` from the left with a unit lower triangle: `B := L⁻¹·B`,
-/// the solve the LU's block columns make (gpumat's own goes through
-/// `kernels/trsm.cu` at these orders).
-pub fn trsm_lower_unit<T: Scalar>(cuda: &Cuda, l: View<'_, Cuda, T>, b: ViewMut<'_, Cuda, T>) -> Result<()> {
-    crate::backend::check::triangular("trsm", Side::Left, Uplo::Lower, &l, &b)?;
+/// cuBLAS `trsm` from the left: `B := A⁻¹·B`, `A` triangular as `uplo`
+/// and `diag` say, whatever the shape of `B` (gpumat's own `trsm` takes
+/// `kernels/trsm.cu` for the LU's block columns and `trsv` for one column).
+pub fn trsm_left<T: Scalar>(
+    cuda: &Cuda,
+    (uplo, diag): (Uplo, Diag),
+    a: View<'_, Cuda, T>,
+    b: ViewMut<'_, Cuda, T>,
+) -> Result<()> {
+    crate::backend::check::triangular("trsm", Side::Left, uplo, &a, &b)?;
     let d = |x| blas::dim("trsm", x);
     // SAFETY: blocks of live buffers, shapes checked above.
     unsafe {
         blas::triangular(
             *cuda.cublas().handle(),
             blas::Triangular::Solve,
-            (Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit),
+            (Side::Left, uplo, Op::NoTrans, diag),
             (d(b.rows())?, d(b.cols())?),
             T::ONE,
-            operand(&l, "trsm")?,
+            operand(&a, "trsm")?,
             operand_mut(&b, "trsm")?,
         )
     }

@@ -78,7 +78,7 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             out.push((format!("trsm {kb}x{kb} on {cols} columns"), us));
             let us = per_call(&mut || {
                 let b = ViewMut::new(&mut w, Block { offset: n * nb, rows: kb, cols, ld: n })?;
-                vendor::trsm_lower_unit(cuda, l11, b)
+                vendor::trsm_left(cuda, (Uplo::Lower, Diag::Unit), l11, b)
             })?;
             out.push((format!("cuBLAS trsm {kb}x{kb} on {cols} columns"), us));
         }

@@ -8,7 +8,7 @@
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
 use gpumat::backend::tuning::{QrPanel, Tuning};
-use gpumat::backend::{Backend, Block, BufferMut, Norm, Op, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Diag, Norm, Op, Side, View, ViewMut};
 use gpumat::factor::qr::{self, QrParams};
 use gpumat::layout::Uplo;
 use gpumat::{Error, Result};
@@ -278,6 +278,8 @@ pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_si
             },
         )?;
         eprintln!("least squares {m}×{n}: {t_ours:.2} ms vs dgels {t_vendor:.2} ms ({:.2}×)", t_vendor / t_ours);
+        let split = solve_split(cuda, (m, n), (&ours, &t, nb), &theirs, &mut vendor, &b)?;
+        eprintln!("least squares {m}×{n} after the factorizations, µs: {split}");
         rows.push(record(
             &format!("least squares {m}×{n}"),
             m,
@@ -289,8 +291,42 @@ pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_si
                 "householder_kernel": householder_kernel(cuda),
                 "gpumat_normal_residual": normal_residual(cuda, m, n, &a, &b, &x_ours)?,
                 "vendor_normal_residual": normal_residual(cuda, m, n, &a, &b, &x_theirs)?,
+                "solve_split_us": split,
             }),
         ));
     }
     Ok(rows)
+}
+
+/// Where the least-squares solve of one right-hand side goes after the
+/// factorizations, in µs per call: ours whole, its `Qᵀ·b` and its solve
+/// with `R` (gpumat's `trsm`, which takes cuBLAS `trsv` for one column, and
+/// cuBLAS `trsm` on the same `R`); the vendor's whole (`dormqr` + `dtrsm`)
+/// and its `dtrsm`. Each call starts from a copy of `b`.
+fn solve_split(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    (ours, t, nb): (&CudaBuffer<f64>, &CudaBuffer<f64>, usize),
+    theirs: &CudaBuffer<f64>,
+    vendor: &mut vendor::DenseQr<f64>,
+    b: &CudaBuffer<f64>,
+) -> Result<Value> {
+    let reps = 10;
+    let mut x = cuda.alloc::<f64>(m)?;
+    let (r_ours, r_theirs) = (View::dense(ours, m, n)?.sub(0, 0, n, n)?, View::dense(theirs, m, n)?.sub(0, 0, n, n)?);
+    let mut timed = |f: &mut dyn FnMut(&mut CudaBuffer<f64>) -> Result<()>| {
+        per_call_us(cuda, reps, &mut || {
+            cuda.copy(View::dense(b, m, 1)?, ViewMut::dense(&mut x, m, 1)?)?;
+            f(&mut x)
+        })
+    };
+    let upper = (Uplo::Upper, Diag::NonUnit);
+    Ok(json!({
+        "gpumat": timed(&mut |x| qr::solve_in_place(cuda, View::dense(ours, m, n)?, View::dense(t, nb, n)?, ViewMut::dense(x, m, 1)?))?,
+        "gpumat_qt": timed(&mut |x| qr::apply_q(cuda, View::dense(ours, m, n)?, View::dense(t, nb, n)?, Op::Trans, ViewMut::dense(x, m, 1)?))?,
+        "gpumat_r": timed(&mut |x| cuda.trsm(Side::Left, Uplo::Upper, Op::NoTrans, Diag::NonUnit, 1.0, r_ours, ViewMut::dense(x, m, 1)?.sub_mut(0, 0, n, 1)?))?,
+        "gpumat_r_by_cublas_trsm": timed(&mut |x| vendor::trsm_left(cuda, upper, r_ours, ViewMut::dense(x, m, 1)?.sub_mut(0, 0, n, 1)?))?,
+        "vendor": timed(&mut |x| vendor.least_squares(cuda, theirs, x, 1))?,
+        "vendor_r": timed(&mut |x| vendor::trsm_left(cuda, upper, r_theirs, ViewMut::dense(x, m, 1)?.sub_mut(0, 0, n, 1)?))?,
+    }))
 }
