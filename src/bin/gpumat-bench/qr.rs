@@ -313,6 +313,7 @@ fn solve_split(
 ) -> Result<Value> {
     let reps = 10;
     let mut x = cuda.alloc::<f64>(m)?;
+    let first_block = first_block_ops(cuda, (m, n), (ours, t, nb), &mut x)?;
     let (r_ours, r_theirs) = (View::dense(ours, m, n)?.sub(0, 0, n, n)?, View::dense(theirs, m, n)?.sub(0, 0, n, n)?);
     let mut timed = |f: &mut dyn FnMut(&mut CudaBuffer<f64>) -> Result<()>| {
         per_call_us(cuda, reps, &mut || {
@@ -322,11 +323,48 @@ fn solve_split(
     };
     let upper = (Uplo::Upper, Diag::NonUnit);
     Ok(json!({
+        "gpumat_first_block": first_block,
         "gpumat": timed(&mut |x| qr::solve_in_place(cuda, View::dense(ours, m, n)?, View::dense(t, nb, n)?, ViewMut::dense(x, m, 1)?))?,
         "gpumat_qt": timed(&mut |x| qr::apply_q(cuda, View::dense(ours, m, n)?, View::dense(t, nb, n)?, Op::Trans, ViewMut::dense(x, m, 1)?))?,
         "gpumat_r": timed(&mut |x| cuda.trsm(Side::Left, Uplo::Upper, Op::NoTrans, Diag::NonUnit, 1.0, r_ours, ViewMut::dense(x, m, 1)?.sub_mut(0, 0, n, 1)?))?,
         "gpumat_r_by_cublas_trsm": timed(&mut |x| vendor::trsm_left(cuda, upper, r_ours, ViewMut::dense(x, m, 1)?.sub_mut(0, 0, n, 1)?))?,
         "vendor": timed(&mut |x| vendor.least_squares(cuda, theirs, x, 1))?,
         "vendor_r": timed(&mut |x| vendor::trsm_left(cuda, upper, r_theirs, ViewMut::dense(x, m, 1)?.sub_mut(0, 0, n, 1)?))?,
+    }))
+}
+
+/// One call on the right-hand side `c` with the workspace `w`.
+type OnColumn<'a> = dyn FnMut(ViewMut<'_, Cuda, f64>, &mut CudaBuffer<f64>) -> Result<()> + 'a;
+
+/// The first block reflector's `apply_block` on one column, whole and op
+/// by op (its calls, on its shapes), in µs per call: which of them the
+/// solve's `Qᵀ·b` waits on.
+fn first_block_ops(
+    cuda: &Cuda,
+    (m, n): (usize, usize),
+    (ours, t, nb): (&CudaBuffer<f64>, &CudaBuffer<f64>, usize),
+    x: &mut CudaBuffer<f64>,
+) -> Result<Value> {
+    let reps = 10;
+    let kb = nb.min(n);
+    let f = View::dense(ours, m, n)?;
+    let (v, v1, v2) = (f.sub(0, 0, m, kb)?, f.sub(0, 0, kb, kb)?, f.sub(kb, 0, m - kb, kb)?);
+    let tb = View::dense(t, nb, n)?.sub(0, 0, kb, kb)?;
+    let mut w = cuda.alloc::<f64>(kb)?;
+    let mut us = |f: &mut OnColumn<'_>| per_call_us(cuda, reps, &mut || f(ViewMut::dense(x, m, 1)?, &mut w));
+    let (l, u) = ((Uplo::Lower, Diag::Unit), (Uplo::Upper, Diag::NonUnit));
+    Ok(json!({
+        "apply_block": us(&mut |c, w| qr::apply_block(cuda, v, tb, Op::Trans, c, w))?,
+        "copy": us(&mut |c, w| cuda.copy(c.split_at_row(kb)?.0.rb(), ViewMut::dense(w, kb, 1)?))?,
+        "trmm_v1t": us(&mut |_, w| cuda.trmm(Side::Left, l.0, Op::Trans, l.1, 1.0, v1, ViewMut::dense(w, kb, 1)?))?,
+        "gemm_v2t_c2": us(&mut |c, w| {
+            cuda.gemm(1.0, v2, Op::Trans, c.split_at_row(kb)?.1.rb(), Op::NoTrans, 1.0, ViewMut::dense(w, kb, 1)?)
+        })?,
+        "trmm_t": us(&mut |_, w| cuda.trmm(Side::Left, u.0, Op::Trans, u.1, 1.0, tb, ViewMut::dense(w, kb, 1)?))?,
+        "gemm_v2_w": us(&mut |c, w| {
+            cuda.gemm(-1.0, v2, Op::NoTrans, View::dense(w, kb, 1)?, Op::NoTrans, 1.0, c.split_at_row(kb)?.1)
+        })?,
+        "trmm_v1": us(&mut |_, w| cuda.trmm(Side::Left, l.0, Op::NoTrans, l.1, 1.0, v1, ViewMut::dense(w, kb, 1)?))?,
+        "axpy": us(&mut |c, w| cuda.axpy(-1.0, View::dense(w, kb, 1)?, c.split_at_row(kb)?.0))?,
     }))
 }
