@@ -133,6 +133,11 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         // householder(a, lda, m, k, t, ldt, cells, epoch)
         add("qr.cu", format!("householder_{t}"), vec![P, I64, I64, I64, P, I64, P, I32]);
         add("qr.cu", format!("householder_shared_{t}"), vec![P, I64, I64, I64, P, I64, P, I32, I64]);
+        // larfb_dots(v, ldv, m, kb, c, ldc, nc, w), larfb_update(v, ldv, m, kb, t, ldt, trans, w, c, ldc, nc)
+        for nc in [1, 2, 4] {
+            add("larfb.cu", format!("larfb_dots_{t}_{nc}"), vec![P, I64, I64, I64, P, I64, I32, P]);
+            add("larfb.cu", format!("larfb_update_{t}_{nc}"), vec![P, I64, I64, I64, P, I64, I32, P, P, I64, I32]);
+        }
     }
     // The Ozaki scheme II: exponents(x, vs, es, count, len, radius, s),
     // slice(x, vs, es, count, len, s, moduli, m, w, ldw, plane),

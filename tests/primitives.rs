@@ -1663,6 +1663,103 @@ fn trsv_single_long_vectors() {
     check_trsv_cases(&[(2100, 7)]);
 }
 
+// ---------------------------------------------------------------------------
+// The block reflector of Householder QR.
+
+/// `larfb` on `C` of `nc` columns: against `op(H)·C₀` with `H = I − V·T·Vᵀ`
+/// formed densely in FP64, `V` read as unit lower trapezoidal. NaN on and
+/// above `V`'s diagonal and below `T`'s, which must not be read. Bound:
+/// `C·(mp + kb + 2)·u·(‖C₀‖_F + ‖V‖_F²·‖T‖_F·‖C₀‖_F)`, the rounding of the
+/// three products and the subtraction.
+fn check_larfb<B: Backend, T: Scalar>(be: &B, (mp, kb, nc): (usize, usize, usize), op: Op, seed: u64) {
+    let r = &mut rng(seed);
+    let what = format!("larfb {} {op:?}, V {mp}×{kb}, C {mp}×{nc}", T::NAME);
+    let mut v = Host::<T>::new(r, mp, kb, NAN);
+    v.fill(|i, j| if i > j { uniform(r) } else { NAN });
+    let mut t = Host::<T>::new(r, kb, kb, NAN);
+    t.fill(|i, j| if i <= j { uniform(r) } else { NAN });
+    let c0 = Host::<T>::random(r, mp, nc, SENTINEL);
+    let (vp, tp) = (v.upload(be), t.upload(be));
+    let mut c = c0.upload(be);
+    let mut work = be.alloc::<T>(kb * nc).unwrap();
+    ok(&what, || be.larfb(vp.view(), tp.view(), op, c.view_mut(), &mut work));
+    let got = c.written(be, |_, _| true, &what);
+    vp.assert_unchanged(be, &what);
+    tp.assert_unchanged(be, &what);
+    let vd: Vec<f64> = (0..kb)
+        .flat_map(|j| (0..mp).map(move |i| (i, j)))
+        .map(|(i, j)| match i.cmp(&j) {
+            std::cmp::Ordering::Greater => v.get(i, j),
+            std::cmp::Ordering::Equal => 1.0,
+            std::cmp::Ordering::Less => 0.0,
+        })
+        .collect();
+    let td: Vec<f64> = (0..kb)
+        .flat_map(|j| (0..kb).map(move |i| (i, j)))
+        .map(|(i, j)| if i <= j { t.get(i, j) } else { 0.0 })
+        .collect();
+    let cd = c0.dense();
+    // op(H)·C = C − V·op(T)·(Vᵀ·C).
+    let (w, ..) = naive_matmul(&vd, (mp, kb), true, &cd, (mp, nc), false);
+    let (tw, ..) = naive_matmul(&td, (kb, kb), op == Op::Trans, &w, (kb, nc), false);
+    let (vtw, ..) = naive_matmul(&vd, (mp, kb), false, &tw, (kb, nc), false);
+    let reference: Vec<f64> = cd.iter().zip(&vtw).map(|(c, x)| c - x).collect();
+    let err = dist(&got.dense(), &reference);
+    let (nv, nt, nc0) = (frobenius(&vd), frobenius(&td), frobenius(&cd));
+    let bound = C * (mp + kb + 2) as f64 * u::<T>() * (nc0 + nv * nv * nt * nc0);
+    assert!(err <= bound, "{what}: ‖C − op(H)·C₀‖_F = {err:e} > {bound:e}");
+}
+
+/// Few columns (the GPU's kernels, built for 1, 2 and 4) and more (its
+/// level-3 products); reflectors of one column, a square `V`, tall ones
+/// whose rows the GPU splits over several blocks, and a `T` wider than its
+/// kernels take.
+#[test]
+fn block_reflectors() {
+    let shapes = [(1, 1), (5, 5), (40, 7), (300, 32), (2000, 128), (200, 130)];
+    for (case, &(mp, kb)) in shapes.iter().enumerate() {
+        for nc in [1, 2, 3, 4, 5] {
+            for op in OPS {
+                let seed = (case * 100 + nc) as u64;
+                gpumat::with_backend!(dev(), be => {
+                    check_larfb::<_, f64>(be, (mp, kb, nc), op, seed);
+                    check_larfb::<_, f32>(be, (mp, kb, nc), op, seed);
+                });
+            }
+        }
+    }
+}
+
+/// `C` empty, and a workspace too small for `W`.
+#[test]
+fn block_reflector_edges() {
+    gpumat::with_backend!(dev(), be => {
+        let r = &mut rng(3);
+        let v = Host::<f64>::random(r, 6, 3, NAN).upload(be);
+        let t = Host::<f64>::random(r, 3, 3, NAN).upload(be);
+        let mut c = Host::<f64>::random(r, 6, 0, SENTINEL).upload(be);
+        let mut work = be.alloc::<f64>(1).unwrap();
+        ok("larfb on no columns", || be.larfb(v.view(), t.view(), Op::Trans, c.view_mut(), &mut work));
+        let mut c = Host::<f64>::random(r, 6, 2, SENTINEL).upload(be);
+        let err = call("larfb", || be.larfb(v.view(), t.view(), Op::Trans, c.view_mut(), &mut work));
+        assert!(matches!(err, Err(Error::DimensionMismatch { .. })), "larfb with a workspace of 1 for W 3×2: {err:?}");
+        c.assert_unchanged(be, "larfb refused");
+    });
+}
+
+/// One column with `α = 1` in a product, which the GPU hands to cuBLAS
+/// `trmv` on the left: every triangle, transposition and diagonal.
+#[test]
+fn trmv_single_vectors() {
+    for (n, seed) in [(1, 1), (32, 2), (128, 3), (1025, 4)] {
+        let case = TriCase { n, m: 1, alpha: Coef::One, seed };
+        gpumat::with_backend!(dev(), be => {
+            check_trmm::<_, f64>(be, case);
+            check_trmm::<_, f32>(be, case);
+        });
+    }
+}
+
 fn check_trsv_cases(cases: &[(usize, u64)]) {
     for &(n, seed) in cases {
         let case = TriCase { n, m: 1, alpha: Coef::One, seed };

@@ -338,6 +338,24 @@ pub fn householder<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, t: &ViewMut<'_, B
     check_disjoint("householder", region_mut(t, Shape::Full), &[region_mut(a, Shape::Full)])
 }
 
+/// `larfb`: `V` (`mp × kb`, `mp ≥ kb`), `T` (`kb × kb`) and `C` (`mp` rows)
+/// agree, `work` holds `W` (`kb·nc` entries), and `C` overlaps none of them.
+pub fn larfb<B: Backend, T: Elem>(
+    v: &View<'_, B, T>,
+    t: &View<'_, B, T>,
+    c: &ViewMut<'_, B, T>,
+    work: &B::Buffer<T>,
+) -> Result<()> {
+    let (mp, kb, nc) = (v.rows(), v.cols(), c.cols());
+    if mp < kb || c.rows() != mp || (t.rows(), t.cols()) != (kb, kb) {
+        return Err(Error::dims("larfb", format!("V is {mp}×{kb}, T {}×{}, C {}×{nc}", t.rows(), t.cols(), c.rows())));
+    }
+    if work.len() < kb * nc {
+        return Err(Error::dims("larfb", format!("the workspace holds {} entries, W needs {kb}·{nc}", work.len())));
+    }
+    check_disjoint("larfb", region_mut(c, Shape::Full), &[region(v, Shape::Full), region(t, Shape::Full)])
+}
+
 /// `getrf_panel`: a block with at least as many rows as columns, a vector of
 /// one pivot per column and a one-entry status word.
 pub fn getrf_panel<B: Backend, T: Elem>(

@@ -20,6 +20,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod ozaki;
 pub mod random;
+pub mod reflector;
 pub mod region;
 pub mod shallow_water;
 pub mod strided;
@@ -431,6 +432,22 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// [`Self::householder`] factors best for panels of `rows` rows.
     fn householder_leaf<T: Scalar>(&self, _rows: usize) -> usize {
         HOUSEHOLDER_MAX_COLS
+    }
+    /// `C := Hᵀ·C` (`op = Trans`) or `H·C` (`NoTrans`) for the block
+    /// reflector `H = I − V·T·Vᵀ` of the `mp × kb` panel `v` (unit lower
+    /// trapezoidal, as left by `householder`: its diagonal and what lies
+    /// above it are not read) and its `kb × kb` upper triangular `t`; `C` is
+    /// `mp × nc`. `work` holds at least `kb·nc` entries and is overwritten.
+    /// LAPACK's `dlarfb` (left, forward, columnwise).
+    fn larfb<T: Scalar>(
+        &self,
+        v: View<'_, Self, T>,
+        t: View<'_, Self, T>,
+        op: Op,
+        c: ViewMut<'_, Self, T>,
+        work: &mut Self::Buffer<T>,
+    ) -> Result<()> {
+        reflector::larfb_by_products(self, v, t, op, c, work)
     }
 
     // LU factorization: the panel and the row interchanges.

@@ -54,6 +54,7 @@ pub const SOURCES: &[Source] = &[
     Source { name: "ldlt.cu", code: include_str!("../../../kernels/ldlt.cu") },
     // Householder QR.
     Source { name: "qr.cu", code: include_str!("../../../kernels/qr.cu") },
+    Source { name: "larfb.cu", code: include_str!("../../../kernels/larfb.cu") },
     // Mixed precision weighted least squares.
     Source { name: "split.cu", code: include_str!("../../../kernels/split.cu") },
     Source { name: "residual.cu", code: include_str!("../../../kernels/residual.cu") },

@@ -23,6 +23,7 @@ pub(crate) mod blas;
 mod copy;
 mod graph;
 pub mod kernels;
+mod larfb;
 mod launch;
 mod ldlt;
 mod lu;
@@ -541,6 +542,17 @@ impl Backend for Cuda {
 
     fn householder_leaf<T: Scalar>(&self, rows: usize) -> usize {
         self.householder_panel_leaf::<T>(rows)
+    }
+
+    fn larfb<T: Scalar>(
+        &self,
+        v: View<'_, Cuda, T>,
+        t: View<'_, Cuda, T>,
+        op: Op,
+        c: ViewMut<'_, Cuda, T>,
+        work: &mut CudaBuffer<T>,
+    ) -> Result<()> {
+        self.larfb_impl(v, t, op, c, work)
     }
 
     // LU factorization, in `cuda/lu.rs`.

@@ -7,6 +7,7 @@
 //! `dorgqr`).
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
+use gpumat::backend::reflector::larfb_by_products;
 use gpumat::backend::tuning::{QrPanel, Tuning};
 use gpumat::backend::{Backend, Block, BufferMut, Diag, Norm, Op, Side, View, ViewMut};
 use gpumat::factor::qr::{self, QrParams};
@@ -336,9 +337,8 @@ fn solve_split(
 /// One call on the right-hand side `c` with the workspace `w`.
 type OnColumn<'a> = dyn FnMut(ViewMut<'_, Cuda, f64>, &mut CudaBuffer<f64>) -> Result<()> + 'a;
 
-/// The first block reflector's `apply_block` on one column, whole and op
-/// by op (its calls, on its shapes), in µs per call: which of them the
-/// solve's `Qᵀ·b` waits on.
+/// The first block reflector applied to one column, in µs per call: by the
+/// backend's `larfb` (two kernels) and by the seven level-3 calls.
 fn first_block_ops(
     cuda: &Cuda,
     (m, n): (usize, usize),
@@ -347,24 +347,12 @@ fn first_block_ops(
 ) -> Result<Value> {
     let reps = 10;
     let kb = nb.min(n);
-    let f = View::dense(ours, m, n)?;
-    let (v, v1, v2) = (f.sub(0, 0, m, kb)?, f.sub(0, 0, kb, kb)?, f.sub(kb, 0, m - kb, kb)?);
+    let v = View::dense(ours, m, n)?.sub(0, 0, m, kb)?;
     let tb = View::dense(t, nb, n)?.sub(0, 0, kb, kb)?;
     let mut w = cuda.alloc::<f64>(kb)?;
     let mut us = |f: &mut OnColumn<'_>| per_call_us(cuda, reps, &mut || f(ViewMut::dense(x, m, 1)?, &mut w));
-    let (l, u) = ((Uplo::Lower, Diag::Unit), (Uplo::Upper, Diag::NonUnit));
     Ok(json!({
-        "apply_block": us(&mut |c, w| qr::apply_block(cuda, v, tb, Op::Trans, c, w))?,
-        "copy": us(&mut |c, w| cuda.copy(c.split_at_row(kb)?.0.rb(), ViewMut::dense(w, kb, 1)?))?,
-        "trmm_v1t": us(&mut |_, w| cuda.trmm(Side::Left, l.0, Op::Trans, l.1, 1.0, v1, ViewMut::dense(w, kb, 1)?))?,
-        "gemm_v2t_c2": us(&mut |c, w| {
-            cuda.gemm(1.0, v2, Op::Trans, c.split_at_row(kb)?.1.rb(), Op::NoTrans, 1.0, ViewMut::dense(w, kb, 1)?)
-        })?,
-        "trmm_t": us(&mut |_, w| cuda.trmm(Side::Left, u.0, Op::Trans, u.1, 1.0, tb, ViewMut::dense(w, kb, 1)?))?,
-        "gemm_v2_w": us(&mut |c, w| {
-            cuda.gemm(-1.0, v2, Op::NoTrans, View::dense(w, kb, 1)?, Op::NoTrans, 1.0, c.split_at_row(kb)?.1)
-        })?,
-        "trmm_v1": us(&mut |_, w| cuda.trmm(Side::Left, l.0, Op::NoTrans, l.1, 1.0, v1, ViewMut::dense(w, kb, 1)?))?,
-        "axpy": us(&mut |c, w| cuda.axpy(-1.0, View::dense(w, kb, 1)?, c.split_at_row(kb)?.0))?,
+        "larfb": us(&mut |c, w| cuda.larfb(v, tb, Op::Trans, c, w))?,
+        "larfb_by_products": us(&mut |c, w| larfb_by_products(cuda, v, tb, Op::Trans, c, w))?,
     }))
 }

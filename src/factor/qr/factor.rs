@@ -1,6 +1,5 @@
 //! The blocked factorization.
 
-use super::apply::apply_block;
 use super::panel::factor_panel;
 use crate::backend::{Backend, Block, BufferMut, HOUSEHOLDER_MAX_COLS, Op, ViewMut};
 use crate::{Error, Result, Scalar};
@@ -89,11 +88,11 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
         let tb = t.rb().sub(0, j, kb, kb)?;
         if next > 0 {
             let columns = a.view_mut(block.sub(j, j + kb, m - j, next)?)?;
-            apply_block(be, a.view(panel)?, tb, Op::Trans, columns, &mut work)?;
+            be.larfb(a.view(panel)?, tb, Op::Trans, columns, &mut work)?;
         }
         if rest > next {
             let columns = a.view_mut(block.sub(j, j + kb + next, m - j, rest - next)?)?;
-            apply_block(side, a.view(panel)?, tb, Op::Trans, columns, &mut far)?;
+            side.larfb(a.view(panel)?, tb, Op::Trans, columns, &mut far)?;
         }
     }
     // The caller's next work sees the whole factor.

@@ -23,7 +23,7 @@ mod pivoted;
 mod reconstruct;
 mod solve;
 
-pub use apply::{apply_block, apply_q};
+pub use apply::apply_q;
 pub use condition::{condition_estimate, r_diagonal};
 pub use factor::{QrParams, factor_in_place};
 pub use panel::{factor_panel, form_t};

@@ -3,7 +3,6 @@
 //! right half, and the two `T` factors joined, so that all but the narrow
 //! leaves is level-3 work.
 
-use super::apply::apply_block;
 use crate::backend::{Backend, Block, BufferMut, Diag, HOUSEHOLDER_MAX_COLS, Op, Side, View, ViewMut};
 use crate::layout::Uplo;
 use crate::{Result, Scalar};
@@ -34,7 +33,7 @@ pub fn factor_panel<B: Backend, T: Scalar>(
     be.fill(t21, T::ZERO)?;
     let left = block.sub(0, 0, m, k1)?;
     factor_panel(be, a, left, t11.rb_mut(), leaf, work)?;
-    apply_block(be, a.view(left)?, t11.rb(), Op::Trans, a.view_mut(block.sub(0, k1, m, k2)?)?, work)?;
+    be.larfb(a.view(left)?, t11.rb(), Op::Trans, a.view_mut(block.sub(0, k1, m, k2)?)?, work)?;
     factor_panel(be, a, block.sub(k1, k1, m - k1, k2)?, t22.rb_mut(), leaf, work)?;
     join(be, a, block, k1, (t11.rb(), t22.rb()), t12)
 }

@@ -11,7 +11,6 @@
 //! the `T` array are laid out as that one's, so `Q` is applied, formed and
 //! solved with as for any QR.
 
-use super::apply::apply_block;
 use super::factor::blocking;
 use super::panel::form_t;
 use crate::backend::{Backend, Block, BufferMut, Norm, Op, ViewMut};
@@ -68,7 +67,7 @@ pub fn factor_pivoted_in_place<B: Backend, T: Scalar>(
         }
         let trailing = block.sub(j, j + 1, m - j, rest)?;
         let tau = t.rb().sub(j % nb, j, 1, 1)?;
-        apply_block(be, a.view(v)?, tau, Op::Trans, a.view_mut(trailing)?, &mut work)?;
+        be.larfb(a.view(v)?, tau, Op::Trans, a.view_mut(trailing)?, &mut work)?;
         // Downdate with the new row of R, recomputing where cancellation
         // has left fewer than half the digits (dlaqp2's test).
         let mut r = be.alloc::<T>(rest)?;
