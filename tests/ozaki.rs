@@ -220,10 +220,17 @@ fn rows_of_any_scale_keep_their_accuracy() {
 }
 
 /// `syrk_in` writes only its triangle, the same entries `gemm_in` forms
-/// for `A·Aᵀ`, which are exactly symmetric.
+/// for `A·Aᵀ`, which are exactly symmetric: one diagonal block, and (on the
+/// GPU) a triangle of two block columns, of an order that is no multiple
+/// of 4.
 #[test]
 fn symmetric_products_write_one_exact_triangle() {
-    let (n, k) = (19, 150);
+    for (n, k) in [(19, 150), (1101, 40)] {
+        symmetric_product_is_one_exact_triangle(n, k);
+    }
+}
+
+fn symmetric_product_is_one_exact_triangle(n: usize, k: usize) {
     let a = spread(&mut rng(11), n * k, 1.0);
     let dev = device();
     for uplo in [Uplo::Lower, Uplo::Upper] {
