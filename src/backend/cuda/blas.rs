@@ -297,33 +297,28 @@ pub unsafe fn triangular<T: Scalar>(
     status(which.name(), s)
 }
 
-/// `x := op(A)⁻¹·x` for one vector `x` (stride `incx`): cuBLAS `trsv`,
-/// which for a single right-hand side is faster than `trsm`.
-pub unsafe fn trsv<T: Scalar>(
+/// `x := op(A)⁻¹·x` (`Solve`) or `op(A)·x` (`Multiply`) for one vector `x`
+/// (stride `incx`): cuBLAS `trsv` or `trmv`, which for one column take a
+/// fraction of `trsm`'s and `trmm`'s time (`trmv` 10 µs against `trmm`'s 20
+/// at order 128 on an H200).
+pub unsafe fn triangular_vector<T: Scalar>(
     h: cublasHandle_t,
+    which: Triangular,
     (uplo, trans, dg): (Uplo, Op, Diag),
     n: i32,
     (a, lda): (u64, i32),
     (x, incx): (u64, i32),
 ) -> Result<()> {
     let (uplo, trans, dg) = (fill(uplo), op(trans), diag(dg));
-    let s = blas_call!(T, cublasDtrsv_v2, cublasStrsv_v2, (h, uplo, trans, dg, n, a as _, lda, x as _, incx));
-    status("trsv", s)
-}
-
-/// `x := op(A)·x` for one vector `x` (stride `incx`): cuBLAS `trmv`, which
-/// for one column took half `trmm`'s time (10 µs against 20 at order 128
-/// on an H200).
-pub unsafe fn trmv<T: Scalar>(
-    h: cublasHandle_t,
-    (uplo, trans, dg): (Uplo, Op, Diag),
-    n: i32,
-    (a, lda): (u64, i32),
-    (x, incx): (u64, i32),
-) -> Result<()> {
-    let (uplo, trans, dg) = (fill(uplo), op(trans), diag(dg));
-    let s = blas_call!(T, cublasDtrmv_v2, cublasStrmv_v2, (h, uplo, trans, dg, n, a as _, lda, x as _, incx));
-    status("trmv", s)
+    let s = match which {
+        Triangular::Solve => {
+            blas_call!(T, cublasDtrsv_v2, cublasStrsv_v2, (h, uplo, trans, dg, n, a as _, lda, x as _, incx))
+        }
+        Triangular::Multiply => {
+            blas_call!(T, cublasDtrmv_v2, cublasStrmv_v2, (h, uplo, trans, dg, n, a as _, lda, x as _, incx))
+        }
+    };
+    status(if which == Triangular::Solve { "trsv" } else { "trmv" }, s)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -144,15 +144,18 @@ impl Cuda {
         }
         let d = |x| blas::dim(name, x);
         if side == Side::Left && b.cols() == 1 && alpha == T::ONE {
-            // One column: the level-2 routines, which for it are several
-            // times faster than cuBLAS's `trsm` and `trmm`.
-            let vector = match which {
-                Triangular::Solve => blas::trsv::<T>,
-                Triangular::Multiply => blas::trmv::<T>,
-            };
+            // One column: the level-2 routines, faster for it than cuBLAS's
+            // `trsm` and `trmm`.
             // SAFETY: blocks checked by `check`; `b` is one column.
             return unsafe {
-                vector(*self.blas.handle(), (uplo, op, diag), d(b.rows())?, operand(&a, name)?, (raw_mut(&b), 1))
+                blas::triangular_vector::<T>(
+                    *self.blas.handle(),
+                    which,
+                    (uplo, op, diag),
+                    d(b.rows())?,
+                    operand(&a, name)?,
+                    (raw_mut(&b), 1),
+                )
             };
         }
         // SAFETY: blocks checked by `check`; see `blas`.
