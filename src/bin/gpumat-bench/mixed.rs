@@ -10,14 +10,18 @@
 //! tensor-core rate.
 
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Compute, Norm, Op, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Norm, Op, Pivoting, Side, View, ViewMut};
+use gpumat::factor::cholesky::{self, CholeskyParams};
+use gpumat::factor::equilibrate;
+use gpumat::factor::lu::{self, LuParams};
+use gpumat::layout::Uplo;
 use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, Refined, Result};
 use serde_json::{Value, json};
 
 use crate::harness::Settings;
 use crate::harness::inputs::{conditioned, random};
 use crate::harness::results::record;
-use crate::harness::timing::interleaved;
+use crate::harness::timing::{interleaved, per_call_us};
 
 /// The conditions measured: inside what FP16 preconditions, and at the top
 /// of the range the target names.
@@ -206,6 +210,8 @@ fn measure(
         beside["gpumat_fp64_lu"] = json!({"ms": t, "backward_error": backward_error(cuda, n, &a, &b, &x)?});
     }
 
+    let stages = stages(cuda, settings.reps, &a, n, spd)?;
+    eprintln!("{op} n = {n}, condition {cond:e}, each stage alone, µs: {stages}");
     let mut rows = vec![];
     for ((p, t), refined) in precisions.iter().zip(times).zip(last) {
         let refined = refined.ok_or_else(|| Error::Device("no timed run".into()))?;
@@ -240,8 +246,86 @@ fn measure(
                 "fraction_of_tensor_rate": flops / (factor_ms * 1e9) / rate,
                 "dgemm_tflops": fp64_rate,
                 "beside": beside.clone(),
+                "stages_us": stages.clone(),
             }),
         ));
     }
     Ok(rows)
+}
+
+/// Where a mixed-precision solve of order `n` spends its time: each stage
+/// alone, in µs per call, on `a` (SPD for Cholesky when `spd`, else LU):
+/// the rounding to FP32, the equilibration, the factorization in FP32 with
+/// each precision of its updates, the widening of the factor to FP64, one
+/// solve with it (two triangular solves and a copy of `n` entries), one
+/// FP64 residual, and `‖A‖∞`. The stages that work on a copy of `A` have
+/// the copy's time taken off.
+fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) -> Result<Value> {
+    let av = View::dense(a, n, n)?;
+    let (mut low, mut work) = (cuda.alloc::<f32>(n * n)?, cuda.alloc::<f32>(n * n)?);
+    let mut wide = cuda.alloc::<f64>(n * n)?;
+    let (mut x, mut r) = (cuda.alloc::<f64>(n)?, cuda.alloc::<f64>(n)?);
+    let mut ipiv = cuda.alloc::<i32>(n)?;
+    let mut info = cuda.upload(&[0i32])?;
+    let us = |f: &mut dyn FnMut() -> Result<()>| per_call_us(cuda, reps, f);
+    let cast = us(&mut || cuda.cast(av, ViewMut::dense(&mut low, n, n)?))?;
+    let copy32 = us(&mut || cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?))?;
+    let copy64 = us(&mut || cuda.copy(av, ViewMut::dense(&mut wide, n, n)?))?;
+    let equilibrate = us(&mut || {
+        cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
+        equilibrate::when_needed(cuda, ViewMut::dense(&mut work, n, n)?, spd).map(|_| ())
+    })? - copy32;
+    let mut factor = |update: Compute, info: &mut CudaBuffer<i32>| -> Result<f64> {
+        let block = Block::dense(n, n);
+        let t = us(&mut || {
+            cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
+            let (buffer, status) = (BufferMut::new(&mut work), &mut ViewMut::dense(info, 1, 1)?);
+            if spd {
+                let params = CholeskyParams { update, ..CholeskyParams::for_order(n) };
+                cholesky::factor_in_place(cuda, Uplo::Lower, &buffer, block, status, 0, params)
+            } else {
+                let (params, piv) = (LuParams { update, ..LuParams::for_order(n) }, BufferMut::new(&mut ipiv));
+                lu::factor_in_place(cuda, &buffer, block, &piv, Block::dense(n, 1), status, Pivoting::Partial, params)
+            }
+        })?;
+        Ok(t - copy32)
+    };
+    let mut factors = json!({});
+    for p in [FactorPrecision::Fp16, FactorPrecision::Fp16x3, FactorPrecision::Tf32] {
+        let update = p.compute().ok_or_else(|| Error::Device(format!("{} has no update precision", p.name())))?;
+        factors[p.name()] = factor(update, &mut info)?.into();
+    }
+    factors["f32"] = factor(Compute::Native, &mut info)?.into();
+    // A pivot that failed (a matrix too ill-conditioned for FP32) is
+    // reported, not an error: the solves' own rows say what was done.
+    let mut status = [0i32];
+    cuda.download(&info, &mut status)?;
+    let widen = us(&mut || cuda.cast(View::dense(&work, n, n)?, ViewMut::dense(&mut wide, n, n)?))?;
+    // Two triangular solves on the widened factor, as each refinement step
+    // takes (LU's interchanges left out).
+    let (first, second) = if spd {
+        ((Uplo::Lower, Op::NoTrans, Diag::NonUnit), (Uplo::Lower, Op::Trans, Diag::NonUnit))
+    } else {
+        ((Uplo::Lower, Op::NoTrans, Diag::Unit), (Uplo::Upper, Op::NoTrans, Diag::NonUnit))
+    };
+    let x0 = random(cuda, n, 27)?;
+    let solve = us(&mut || {
+        // From the same vector each time, which repeated solves would
+        // otherwise take towards overflow on ill-conditioned matrices.
+        cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+        let l = View::dense(&wide, n, n)?;
+        for (uplo, op, diag) in [first, second] {
+            cuda.trsm(Side::Left, uplo, op, diag, 1.0, l, ViewMut::dense(&mut x, n, 1)?)?;
+        }
+        Ok(())
+    })?;
+    let residual = us(&mut || {
+        cuda.gemm(-1.0, av, Op::NoTrans, View::dense(&x, n, 1)?, Op::NoTrans, 1.0, ViewMut::dense(&mut r, n, 1)?)
+    })?;
+    let norm = us(&mut || cuda.norm(Norm::Inf, av).map(|_| ()))?;
+    Ok(json!({
+        "cast": cast, "equilibrate": equilibrate, "factor": factors, "widen": widen,
+        "solve": solve, "residual": residual, "norm_inf": norm, "copy_f32": copy32, "copy_f64": copy64,
+        "factor_info": status[0],
+    }))
 }
