@@ -71,11 +71,13 @@ const RHS_STATE: u64 = 12;
 const FACTOR_KIND: &str = "factorization ‖A − PᵀLDLᵀP‖_F/‖A‖_F, lower triangle";
 const SOLVE_KIND: &str = "solve ‖B − AX‖_∞/(‖A‖_∞‖X‖_∞ + ‖B‖_∞)";
 
-pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
+/// Every order of `settings`, in FP64 and FP32; `block_sizes`: panel widths
+/// of the pivoted factorization to time beside the default.
+pub fn run(cuda: &Cuda, settings: &Settings, block_sizes: &[usize]) -> Result<Vec<Value>> {
     let mut rows = vec![];
     for &n in &settings.sizes {
-        rows.extend(order::<f64>(cuda, settings.reps, n)?);
-        rows.extend(order::<f32>(cuda, settings.reps, n)?);
+        rows.extend(order::<f64>(cuda, settings.reps, n, block_sizes)?);
+        rows.extend(order::<f32>(cuda, settings.reps, n, block_sizes)?);
     }
     Ok(rows)
 }
@@ -234,7 +236,7 @@ fn needed_bytes<T: Scalar>(n: usize, params: LdltParams) -> (f64, f64) {
 }
 
 /// Every row of one order in precision `T`.
-fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
+fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize, block_sizes: &[usize]) -> Result<Vec<Value>> {
     let precision = T::NAME;
     let params = LdltParams::aasen(n);
     let (timings, with_reconstruction) = needed_bytes::<T>(n, params);
@@ -427,6 +429,19 @@ fn order<T: Scalar>(cuda: &Cuda, reps: usize, n: usize) -> Result<Vec<Value>> {
          solve {:.3} / {:.3} / {:.3} ms",
         s[0], s[1], s[2]
     );
+    // Other panel widths than the default, for tuning: timings only.
+    let mut sweep = vec![];
+    for &nb in block_sizes {
+        let params = LdltParams { block_size: nb, ..params };
+        let mut p = Pivots::new(cuda, n, pivoting)?;
+        let mut f = || ldlt_in_place(cuda, &full, (&a, square), &mut ours, &mut p, pivoting, params);
+        let t = interleaved(cuda, reps, &mut [&mut f])?[0];
+        println!("ldlt n = {n} {precision}: sytrf with panels of {nb}: {t:.2} ms");
+        sweep.push(json!({"block_size": nb, "gpumat_ms": t, "zero_pivot": p.zero}));
+    }
+    if !sweep.is_empty() {
+        rows[0]["block_size_sweep"] = json!(sweep);
+    }
     drop((ours, theirs, arf, p_full, p_rfp, sytrf, x_full, x_rfp, x_vendor, reference));
     rows.extend(unpivoted(cuda, reps, n, a, (&b, &b64), (gemm_tflops, reconstruct))?);
     Ok(rows)

@@ -137,8 +137,10 @@ struct Cli {
     /// `--suite qr`: the `MxN` shapes to factor.
     #[arg(long, value_delimiter = ',', default_values_t = qr::SHAPES.map(|(m, n)| format!("{m}x{n}")))]
     shapes: Vec<String>,
-    /// `--suite qr`: the block sizes to try (the fastest also solves).
-    #[arg(long, value_delimiter = ',', default_values_t = [gpumat::factor::qr::QrParams::default().block_size])]
+    /// `--suite qr`: the block sizes to try (the fastest also solves; by
+    /// default the library's). `--suite ldlt`: panel widths of the pivoted
+    /// factorization to time beside the default.
+    #[arg(long, value_delimiter = ',')]
     block_sizes: Vec<usize>,
     /// `--suite dist`: orders for strong scaling (the same matrix on 1, 2,
     /// 4… GPUs).
@@ -198,7 +200,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Trace => trace::run(cuda, &settings)?,
         Suite::Qr => qr::run(cuda, &settings, &parse_shapes(&cli.shapes)?, &cli.block_sizes)?,
         Suite::Lu => lu::run(cuda, &settings)?,
-        Suite::Ldlt => ldlt::run(cuda, &settings)?,
+        Suite::Ldlt => ldlt::run(cuda, &settings, &cli.block_sizes)?,
         Suite::LdltCapacity => ldlt_capacity::run(cuda)?,
         Suite::LuTrace => lu_trace::run(cuda, &settings)?,
         Suite::Gram => gram::run(cuda, &settings)?,

@@ -193,7 +193,8 @@ pub fn run(cuda: &Cuda, settings: &Settings, shapes: &[(usize, usize)], block_si
         let mut vendor = vendor::DenseQr::new(cuda, m, n)?;
         let flops = 2.0 * (m as f64) * (n as f64).powi(2) - 2.0 * (n as f64).powi(3) / 3.0;
         let mut best: Option<(f64, QrParams)> = None;
-        for &nb in block_sizes {
+        let default = [QrParams::default().block_size];
+        for &nb in if block_sizes.is_empty() { &default[..] } else { block_sizes } {
             let params = QrParams { block_size: nb, ..QrParams::default() };
             let nb = nb.min(n);
             let mut t = cuda.alloc::<f64>(nb * n)?;
