@@ -4,7 +4,7 @@
 
 use cudarc::driver::LaunchConfig;
 
-use super::{Arg, BLOCK, Cuda, MAX_BLOCKS, driver, grid_1d, n, ptr};
+use super::{Arg, BLOCK, Cuda, MAX_BLOCKS, driver, grid_1d, kernels, n, ptr};
 use crate::backend::{Norm, View, check};
 use crate::{Result, Scalar};
 
@@ -47,24 +47,29 @@ impl Cuda {
         self.per_line(if rows { "row_abs_max" } else { "col_abs_max" }, &a)
     }
 
-    /// One value per column (`col_*` kernels) or per row (`row_*`), on the host.
+    /// One value per column (`col_*` kernels) or per row (`row_*`), on the
+    /// host. The grid splits the other dimension into chunks when the lines
+    /// are too few to fill the GPU (`*_abs_sums_grid`); the kernel leaves a
+    /// partial per chunk, combined here (added, or their NaN-propagating max).
     fn per_line<T: Scalar>(&self, name: &str, a: &View<'_, Cuda, T>) -> Result<Vec<f64>> {
         let (rows, cols) = (a.rows(), a.cols());
         let by_cols = name.starts_with("col_");
         let len = if by_cols { cols } else { rows };
-        let cfg = if by_cols {
-            LaunchConfig {
-                grid_dim: (cols.clamp(1, MAX_BLOCKS) as u32, 1, 1),
-                block_dim: (BLOCK as u32, 1, 1),
-                shared_mem_bytes: 0,
-            }
-        } else {
-            grid_1d(rows, MAX_BLOCKS)
-        };
-        let out = self.scratch::<f64>(len)?;
+        let grid_dim =
+            if by_cols { kernels::col_abs_sums_grid(rows, cols) } else { kernels::row_abs_sums_grid(rows, cols) };
+        let chunks = grid_dim.1 as usize;
+        let cfg = LaunchConfig { grid_dim, block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        let out = self.scratch::<f64>(len * chunks)?;
         let args = [ptr(a), n(a.block().ld), n(rows), n(cols), Arg::Ptr(self.slice_ptr(&out))];
         self.launch("reduce", &format!("{name}_{}", T::NAME), cfg, &args)?;
-        self.read(&out, len)
+        let partials = self.read(&out, len * chunks)?;
+        let sums = name.ends_with("_sums");
+        Ok((0..len)
+            .map(|i| {
+                let chunk = (0..chunks).map(|c| partials[i + c * len]);
+                if sums { chunk.sum() } else { chunk.fold(0.0, nan_max) }
+            })
+            .collect())
     }
 
     /// [`Backend::norm`](crate::backend::Backend::norm).
