@@ -42,7 +42,6 @@ mod tensor;
 mod transfer;
 mod tridiagonal;
 mod trsm;
-mod trsv;
 pub mod vendor;
 
 pub use graph::PLAIN_RUNS;
@@ -554,17 +553,6 @@ impl Backend for Cuda {
         work: &mut CudaBuffer<T>,
     ) -> Result<()> {
         self.larfb_impl(v, t, op, c, work)
-    }
-
-    fn trsv_wide<T: Scalar>(
-        &self,
-        uplo: Uplo,
-        op: Op,
-        diag: Diag,
-        a: View<'_, Cuda, T>,
-        x: ViewMut<'_, Cuda, f64>,
-    ) -> Result<()> {
-        self.trsv_wide_impl(uplo, op, diag, a, x)
     }
 
     // LU factorization, in `cuda/lu.rs`.
