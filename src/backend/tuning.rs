@@ -52,11 +52,6 @@ pub struct Tuning {
     /// The default, 16384, is where the emulation overtakes `dgemm` on an
     /// H100; GPUs with another ratio of INT8 to FP64 rates move it.
     pub fp64_products_from: usize,
-    /// SMs kept from the side queue (the trailing updates of the
-    /// factorizations), which then runs in a green context on the others
-    /// so that the main queue's panels always find SMs free
-    /// (`GPUMAT_SIDE_FREE_SMS`); 0: the side queue shares every SM.
-    pub side_free_sms: usize,
 }
 
 impl Tuning {
@@ -86,7 +81,6 @@ impl Default for Tuning {
             split_ratio: None,
             fp64_products: Compute::Native,
             fp64_products_from: 16384,
-            side_free_sms: 0,
         }
     }
 }
@@ -159,7 +153,6 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("GPUMAT_SPLIT_LEAF", "a positive integer"),
     ("GPUMAT_SPLIT_RATIO", "the GPU's share of a split batch, from 0 to 1"),
     ("GPUMAT_FP64_PRODUCTS", "native (default), int8, or int8:N with N from 6 to 20"),
-    ("GPUMAT_SIDE_FREE_SMS", "0 (default) or a number of SMs below the GPU's"),
 ];
 
 impl Tuning {
@@ -239,10 +232,6 @@ impl Tuning {
             },
             fp64_products_from: match read("GPUMAT_FP64_PRODUCTS_FROM") {
                 None => Tuning::default().fp64_products_from,
-                Some((n, v)) => v.parse().map_err(|_| invalid(n, &v))?,
-            },
-            side_free_sms: match read("GPUMAT_SIDE_FREE_SMS") {
-                None => 0,
                 Some((n, v)) => v.parse().map_err(|_| invalid(n, &v))?,
             },
         })

@@ -85,25 +85,20 @@ impl Cuda {
     /// loaded kernels: of default priority (below the main queue's), or of
     /// the highest with `urgent`.
     pub(super) fn fork(&self, urgent: bool) -> Result<Cuda> {
-        let free = self.tuning().side_free_sms;
-        // A green context loads its own kernels.
-        let (ctx, functions) = if !urgent && free > 0 {
-            (self.green_context(free)?, Arc::new(Mutex::new(HashMap::new())))
+        let stream = if urgent {
+            urgent_stream(&self.ctx)?
         } else {
-            (self.ctx.clone(), self.functions.clone())
+            self.ctx.new_stream().map_err(driver("creating a stream"))?
         };
-        let stream =
-            if urgent { urgent_stream(&ctx)? } else { ctx.new_stream().map_err(driver("creating a stream"))? };
         let blas = CudaBlas::new(stream.clone()).map_err(cublas_handle)?;
-        self.ctx.bind_to_thread().map_err(driver("binding the context"))?;
         Ok(Cuda {
-            ctx,
+            ctx: self.ctx.clone(),
             stream,
             blas,
             arch: self.arch.clone(),
             gpu: self.gpu.clone(),
             name: self.name.clone(),
-            functions,
+            functions: self.functions.clone(),
             staging: Mutex::new(None),
             side: OnceLock::new(),
             sibling: OnceLock::new(),
@@ -115,44 +110,6 @@ impl Cuda {
             recordings: Mutex::default(),
             capturing: AtomicBool::new(false),
         })
-    }
-
-    /// A green context on all but `free` of the GPU's SMs (rounded as the
-    /// GPU partitions them), for the side queue.
-    fn green_context(&self, free: usize) -> Result<Arc<CudaContext>> {
-        use cudarc::driver::sys;
-        let check = |what: &str, r: sys::CUresult| r.result().map_err(driver(what));
-        let device = self.ctx.cu_device();
-        // SAFETY: the driver fills the zeroed C structs; every pointer passed
-        // is to a live local.
-        unsafe {
-            let mut all: sys::CUdevResource = std::mem::zeroed();
-            let sm = sys::CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM;
-            check("reading the SMs", sys::cuDeviceGetDevResource(device, &mut all, sm))?;
-            let total = all.__bindgen_anon_1.sm.smCount as usize;
-            let want = total.checked_sub(free).filter(|&w| w > 0).ok_or_else(|| {
-                Error::InvalidArgument(format!("GPUMAT_SIDE_FREE_SMS = {free} leaves none of the {total} SMs"))
-            })?;
-            let (mut group, mut rest): (sys::CUdevResource, sys::CUdevResource) =
-                (std::mem::zeroed(), std::mem::zeroed());
-            let mut groups = 1u32;
-            check(
-                "splitting the SMs",
-                sys::cuDevSmResourceSplitByCount(&mut group, &mut groups, &all, &mut rest, 0, want as u32),
-            )?;
-            let mut desc = std::ptr::null_mut();
-            check("describing the SMs", sys::cuDevResourceGenerateDesc(&mut desc, &mut group, 1))?;
-            let mut green = std::ptr::null_mut();
-            let flags = sys::CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM as u32;
-            check("creating a green context", sys::cuGreenCtxCreate(&mut green, desc, device, flags))?;
-            let mut raw = std::ptr::null_mut();
-            check("converting the green context", sys::cuCtxFromGreenCtx(&mut raw, green))?;
-            let ctx = CudaContext::from_raw_context(self.ordinal(), device, raw).map_err(driver("wrapping it"))?;
-            // cudarc would destroy it as an ordinary context: it lives as
-            // long as the process instead.
-            std::mem::forget(ctx.clone());
-            Ok(ctx)
-        }
     }
 
     /// Number of CUDA GPUs, or why there are none to use.
