@@ -61,7 +61,7 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         };
         // Other blockings than the default, for tuning: timings only.
         let mut tuning = vec![];
-        for (nb, leaf) in [(64, 32), (128, 32), (256, 32), (512, 32), (256, 64)] {
+        for (nb, leaf) in [(64, 32), (128, 32), (256, 32), (512, 32), (1024, 32), (256, 64)] {
             let (t, v) = run(LuParams { block_size: nb, leaf_size: leaf, ..LuParams::default() })?;
             tuning.push(json!({"block_size": nb, "leaf_size": leaf, "gpumat_ms": t, "vendor_ms": v}));
         }
