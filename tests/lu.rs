@@ -82,6 +82,11 @@ fn random_matrices_within_the_backward_error_bound() {
     let a = random(&mut rng(3), n, n);
     check::<f64>(&a, n, LuParams::default());
     check::<f32>(&a, n, LuParams { block_size: 64, leaf_size: 8, ..LuParams::default() });
+    // The main queue ahead of the side queue's updates by 2 to 4 panels.
+    for look_ahead in 2..=4 {
+        check::<f64>(&a, n, LuParams { block_size: 32, leaf_size: 8, look_ahead, ..LuParams::default() });
+        check::<f32>(&a, n, LuParams { block_size: 32, leaf_size: 8, look_ahead, ..LuParams::default() });
+    }
 }
 
 /// A uniform in [0, 10], b its row sums, so x = 1.
@@ -505,9 +510,12 @@ fn panel_and_interchanges_match_the_host() {
     gpumat::with_backend!(dev, be => panel_against_host(be));
 }
 
-/// The algorithm layer on a rectangular block inside a larger buffer.
+/// The algorithm layer on a rectangular block inside a larger buffer, with
+/// every depth of look-ahead: up to 5 panels' updates left to the main
+/// queue, more than some of these shapes have panels.
 fn rectangular<B: Backend>(be: &B) {
-    for &(m, n) in &[(90, 40), (40, 90), (33, 33)] {
+    let shapes = [(90, 40), (40, 90), (33, 33), (150, 150), (200, 64), (64, 200)];
+    for (&(m, n), look_ahead) in shapes.iter().flat_map(|s| [1, 2, 3, 5].map(move |d| (s, d))) {
         let (ld, off) = (m + 5, 7);
         let a = random(&mut rng((m + n) as u64), m, n);
         let mut buf = vec![0.0f64; off + ld * n];
@@ -521,7 +529,7 @@ fn rectangular<B: Backend>(be: &B) {
             let ab = BufferMut::new(&mut d);
             let pb = BufferMut::new(&mut piv);
             let mut st = ViewMut::dense(&mut info, 1, 1).unwrap();
-            let params = LuParams { block_size: 16, leaf_size: 4, ..LuParams::default() };
+            let params = LuParams { block_size: 16, leaf_size: 4, look_ahead, ..LuParams::default() };
             lu::factor_in_place(be, &ab, block, &pb, Block::dense(k, 1), &mut st, Pivoting::Partial, params).unwrap();
         }
         let mut out = be.alloc::<f64>(m * n).unwrap();
@@ -535,7 +543,7 @@ fn rectangular<B: Backend>(be: &B) {
         let mut back = vec![0.0; m * n];
         be.download(&out, &mut back).unwrap();
         let err = rel_error(&back, &a);
-        assert!(err <= 1e3 * m.max(n) as f64 * u::<f64>(), "{m}×{n}: {err:e}");
+        assert!(err <= 1e3 * m.max(n) as f64 * u::<f64>(), "{m}×{n}, look-ahead {look_ahead}: {err:e}");
     }
 }
 

@@ -158,6 +158,9 @@ pub const HOUSEHOLDER_MAX_COLS: usize = 32;
 pub trait Backend: Sized + Send + Sync + 'static {
     /// A handle to `len` elements of device memory.
     type Buffer<E: Elem>: DeviceBuffer + Send + Sync;
+    /// A point in a queue's work that another queue can wait for later
+    /// ([`Backend::mark`], [`Backend::wait_mark`]).
+    type Mark;
 
     /// What the backend runs on, for `Device::describe`.
     fn name(&self) -> String;
@@ -186,6 +189,12 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// Work enqueued on `self` from now on waits for all work enqueued on
     /// `other` so far.
     fn wait_for(&self, other: &Self) -> Result<()>;
+    /// The point this queue's work has been enqueued to: a queue that waits
+    /// for it later ([`Backend::wait_mark`]) waits for that work and not
+    /// for what this queue is given after it.
+    fn mark(&self) -> Result<Self::Mark>;
+    /// Work enqueued on `self` from now on waits for the work before `mark`.
+    fn wait_mark(&self, mark: &Self::Mark) -> Result<()>;
     /// Runs `enqueue`, whose work (on this queue, and on the side queue
     /// joined before it returns) is the same whenever `key` is: the key
     /// names the operation, its shapes and parameters, and the memory it

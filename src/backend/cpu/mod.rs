@@ -339,6 +339,8 @@ impl Cpu {
 
 impl Backend for Cpu {
     type Buffer<E: Elem> = CpuBuffer<E>;
+    /// The CPU runs eagerly: every mark is already reached.
+    type Mark = ();
 
     fn name(&self) -> String {
         format!("CPU ({} threads)", self.threads())
@@ -393,6 +395,14 @@ impl Backend for Cpu {
     }
 
     fn wait_for(&self, _other: &Self) -> Result<()> {
+        Ok(())
+    }
+
+    fn mark(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn wait_mark(&self, _mark: &()) -> Result<()> {
         Ok(())
     }
 

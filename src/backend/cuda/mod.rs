@@ -149,6 +149,7 @@ fn driver(op: &str) -> impl Fn(DriverError) -> Error + '_ {
 
 impl Backend for Cuda {
     type Buffer<E: Elem> = CudaBuffer<E>;
+    type Mark = cudarc::driver::CudaEvent;
 
     fn name(&self) -> String {
         self.name.clone()
@@ -212,9 +213,16 @@ impl Backend for Cuda {
         if Arc::ptr_eq(&self.stream, &other.stream) {
             return Ok(());
         }
+        self.wait_mark(&other.mark()?)
+    }
+
+    fn mark(&self) -> Result<cudarc::driver::CudaEvent> {
         let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        let event = other.stream.record_event(Some(flags)).map_err(driver("recording an event"))?;
-        self.stream.wait(&event).map_err(driver("waiting for another queue"))
+        self.stream.record_event(Some(flags)).map_err(driver("recording an event"))
+    }
+
+    fn wait_mark(&self, mark: &cudarc::driver::CudaEvent) -> Result<()> {
+        self.stream.wait(mark).map_err(driver("waiting for another queue"))
     }
 
     fn enter(&self) -> Result<()> {

@@ -61,9 +61,14 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         };
         // Other blockings than the default, for tuning: timings only.
         let mut tuning = vec![];
-        for (nb, leaf) in [(64, 32), (128, 32), (256, 32), (512, 32), (1024, 32), (256, 64)] {
-            let (t, v) = run(LuParams { block_size: nb, leaf_size: leaf, ..LuParams::default() })?;
-            tuning.push(json!({"block_size": nb, "leaf_size": leaf, "gpumat_ms": t, "vendor_ms": v}));
+        let blockings = [(64, 32, 1), (128, 32, 1), (256, 32, 1), (512, 32, 1), (1024, 32, 1), (256, 64, 1)];
+        // Deeper look-ahead: the side queue's updates that many panels behind.
+        let deeper = [(256, 32, 2), (256, 32, 3), (512, 32, 2), (512, 32, 3)];
+        for (nb, leaf, look_ahead) in blockings.into_iter().chain(deeper) {
+            let (t, v) = run(LuParams { block_size: nb, leaf_size: leaf, look_ahead, ..LuParams::default() })?;
+            tuning.push(json!({
+                "block_size": nb, "leaf_size": leaf, "look_ahead": look_ahead, "gpumat_ms": t, "vendor_ms": v,
+            }));
         }
         let params = LuParams::for_order(n);
         let (t_ours, t_vendor) = run(params)?;

@@ -28,11 +28,16 @@ pub struct LuParams {
     /// for a single-precision factor that preconditions a refinement. The
     /// panels stay in the working precision.
     pub update: Compute,
+    /// How many block columns right of a panel the main queue brings up to
+    /// date itself (1 or more): with more, the side queue's trailing update
+    /// of a step may lag that many panels behind, so that the panels of
+    /// the first steps need not wait for their large updates.
+    pub look_ahead: usize,
 }
 
 impl Default for LuParams {
     fn default() -> Self {
-        LuParams { block_size: 256, leaf_size: 32, update: Compute::Native }
+        LuParams { block_size: 256, leaf_size: 32, update: Compute::Native, look_ahead: 1 }
     }
 }
 
@@ -48,7 +53,7 @@ impl LuParams {
         } else {
             512
         };
-        LuParams { block_size, leaf_size: 32, update: Compute::Native }
+        LuParams { block_size, leaf_size: 32, update: Compute::Native, look_ahead: 1 }
     }
 }
 
@@ -191,21 +196,48 @@ pub fn factor_in_place<B: Backend, T: Scalar>(
     let side = be.side()?;
     // The side queue starts after what the caller enqueued.
     side.wait_for(be)?;
-    for k in (0..kmax).step_by(nb) {
-        let kb = nb.min(kmax - k);
+    // Panel p covers columns p·nb..; the columns from `start(q)` on are
+    // block column q and those right of it (`kmax..n` when A is wide).
+    let panels = kmax.div_ceil(nb);
+    let start = |q: usize| (q * nb).min(kmax);
+    let width = |q: usize| start(q + 1) - start(q);
+    let depth = params.look_ahead.max(1);
+    // Panel j reaches block column q > j on the side queue, in its update
+    // of every column from start(j + 1 + depth) on, when q ≥ j + 1 + depth;
+    // else on the main queue, just before panel q. The interchanges of
+    // panel j reach the block columns left of it once the main queue no
+    // longer reads them (block r after panel r + depth): until then they
+    // hold their rows in the order of their own step.
+    let mut updated = Vec::with_capacity(panels);
+    for q in 0..panels {
+        if q > depth {
+            be.wait_mark(&updated[q - 1 - depth])?;
+        }
+        let (k, kb) = (start(q), width(q));
+        for j in q.saturating_sub(depth)..q {
+            w.swap_rows(be, start(j), width(j), k, kb)?;
+            w.update(be, start(j), width(j), k, kb, params.update)?;
+        }
         w.panel(be, k, kb, k, kb)?;
-        let right = n - k - kb;
-        let next = if k + kb < kmax { nb.min(right) } else { 0 };
-        // The side queue sees the panel; block column k + 1 must have the
-        // side queue's earlier updates and gets its last one here.
+        // The side queue sees the panel and the updates before it.
         side.wait_for(be)?;
-        be.wait_for(side)?;
-        w.swap_rows(be, k, kb, k + kb, next)?;
-        w.update(be, k, kb, k + kb, next, params.update)?;
-        w.swap_rows(side, k, kb, k + kb + next, right - next)?;
-        w.update(side, k, kb, k + kb + next, right - next, params.update)?;
-        // The panel's interchanges on the columns to its left.
-        w.swap_rows(side, k, kb, 0, k)?;
+        let far = start((q + 1 + depth).min(panels));
+        w.swap_rows(side, k, kb, far, n - far)?;
+        w.update(side, k, kb, far, n - far, params.update)?;
+        updated.push(side.mark()?);
+        if let Some(r) = q.checked_sub(depth) {
+            for j in r + 1..q {
+                w.swap_rows(side, start(j), width(j), start(r), width(r))?;
+            }
+            w.swap_rows(side, k, kb, 0, start(r + 1))?;
+        }
+    }
+    // The block columns still to be given the interchanges of the panels
+    // right of them.
+    for r in panels.saturating_sub(depth)..panels {
+        for j in r + 1..panels {
+            w.swap_rows(side, start(j), width(j), start(r), width(r))?;
+        }
     }
     // The caller's next work sees the whole factor.
     be.wait_for(side)
