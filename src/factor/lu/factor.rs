@@ -4,7 +4,10 @@
 //! factored, the main queue brings block column `k + 1` up to date (its row
 //! interchanges, `trsm`, `gemm`) and goes on to factor it, while the side
 //! queue ([`Backend::side`]) applies block column `k` to the rest of the
-//! trailing matrix and its interchanges to the columns on the left. The
+//! trailing matrix and its interchanges to the columns on the left. With a
+//! deeper look-ahead ([`LuParams::look_ahead`]) the main queue brings each
+//! block column up to date with the last few panels itself, so that the
+//! side queue may lag as many panels behind. The
 //! panels, whose latency is the critical path, are factored recursively
 //! (halving the columns, the right half through `trsm` and `gemm`) down to
 //! [`Backend::getrf_leaf`] leaves, each of which applies its interchanges
