@@ -105,7 +105,7 @@ impl Cuda {
 
     pub(super) fn launch(&self, file: &str, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let f = self.function(file, name)?;
-        Self::allow_shared_memory(&f, name, cfg.shared_mem_bytes)?;
+        self.allow_shared_memory(&f, name, cfg.shared_mem_bytes)?;
         let mut b = self.stream.launch_builder(&f);
         for a in args {
             match a {
@@ -122,8 +122,11 @@ impl Cuda {
     }
 
     /// Past 48 KiB of shared memory, static and dynamic together, the
-    /// dynamic part is opt-in per function.
-    fn allow_shared_memory(f: &CudaFunction, name: &str, bytes: u32) -> Result<()> {
+    /// dynamic part is opt-in per function. The opt-in is the device's
+    /// whole allowance, whatever this launch asks for: a function's
+    /// attribute is shared by every thread that launches it, so a smaller
+    /// value set for one launch could refuse another's.
+    fn allow_shared_memory(&self, f: &CudaFunction, name: &str, bytes: u32) -> Result<()> {
         if bytes == 0 {
             return Ok(());
         }
@@ -131,11 +134,21 @@ impl Cuda {
         if fixed as u32 + bytes <= 48 * 1024 {
             return Ok(());
         }
+        let allowance = self
+            .ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(driver("reading the shared memory a block may opt in to"))?;
+        let most = (allowance - fixed).max(0);
+        if bytes as i32 > most {
+            return Err(Error::Device(format!(
+                "{name} asks for {bytes} bytes of shared memory, more than the {most} a block may have"
+            )));
+        }
         f.set_attribute(
             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes as i32,
+            most,
         )
-        .map_err(driver(&format!("{name}: asking for {bytes} bytes of shared memory")))
+        .map_err(driver(&format!("{name}: asking for {most} bytes of shared memory")))
     }
 
     /// [`Self::launch`] of a grid that is one thread-block cluster (sm_90
@@ -159,7 +172,7 @@ impl Cuda {
         let f = self.function(file, name)?;
         let op = format!("launching {name} in clusters of {size}");
         let fail = driver(&op);
-        Self::allow_shared_memory(&f, name, cfg.shared_mem_bytes)?;
+        self.allow_shared_memory(&f, name, cfg.shared_mem_bytes)?;
         if size > 8 {
             // Clusters past 8 blocks are opt-in per function.
             f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
