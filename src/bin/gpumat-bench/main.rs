@@ -17,6 +17,7 @@ mod gram;
 mod harness;
 mod ldlt;
 mod ldlt_capacity;
+mod ldlt_trace;
 mod lp;
 mod lu;
 mod lu_trace;
@@ -68,6 +69,9 @@ enum Suite {
     /// The largest order whose FP64 LDLᵀ fits on the device, in RFP storage
     /// against cuSOLVER dsytrf in full storage (`--sizes` unused).
     LdltCapacity,
+    /// Where Aasen's LDLᵀ spends its time: the whole, one panel's column
+    /// recurrence, the interchanges, the trailing update at several depths.
+    LdltTrace,
     /// A·D²·Aᵀ for A of m × 2m, full and RFP storage, against cuBLAS dgmm
     /// + dsyrk and dgmm + dgemm: time, extra memory, difference.
     Gram,
@@ -202,6 +206,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Lu => lu::run(cuda, &settings)?,
         Suite::Ldlt => ldlt::run(cuda, &settings, &cli.block_sizes)?,
         Suite::LdltCapacity => ldlt_capacity::run(cuda)?,
+        Suite::LdltTrace => ldlt_trace::run(cuda, &settings)?,
         Suite::LuTrace => lu_trace::run(cuda, &settings)?,
         Suite::Gram => gram::run(cuda, &settings)?,
         Suite::Wls => wls::run(cuda, &settings)?,
