@@ -11,32 +11,36 @@
 //
 // aasen_panel_{f32,f64}(a, n, k, nb, split, joined, off11, ld11, tr11, off21,
 //                       ld21, tr21, off22, ld22, tr22, l, ldl, y, ldy, rows,
-//                       incr, d, incd, e, ince, resident, part_v, part_i,
-//                       part_p, stamp):
+//                       incr, d, incd, e, ince, resident, cells, epoch):
 //   Backend::aasen_panel. One launch, every block resident (gridDim.x at
-//   most the number of SMs): block b owns the panel rows [b*chunk,
-//   (b+1)*chunk), chunk = ceil((n - k) / gridDim.x), and row r is always
-//   thread (r - b*chunk) % blockDim.x's. With `resident`, the block keeps
-//   its rows of L and Y in shared memory (and writes them through to l and
-//   y); else each thread reads its own rows back from l and y. Rows keep
-//   their places; a row chosen as pivot is marked in shared memory. A step
-//   j is
+//   most the number of SMs and at most 32*AASEN_POLLS): block b owns the
+//   panel rows [b*chunk, (b+1)*chunk), chunk = ceil((n - k) / gridDim.x),
+//   and row r is always thread (r - b*chunk) % blockDim.x's. With
+//   `resident`, the block keeps its rows of L and Y in shared memory (and
+//   writes them through to l and y); else each thread reads its own rows
+//   back from l and y. Rows keep their places; a row chosen as pivot is
+//   marked in shared memory. A step j is
 //     (1) every block reads the candidates of step j - 1, takes the same
 //         pivot p, and reads the row its block published with it (v, A(p,
 //         p), Y(p, :), L(p, :)); its own rows of L(:, j) and of Y(:, j - 1)
 //         = W(:, j - 1);
-//     (2) T(j, j) from that row (one warp, the same sums everywhere);
+//     (2) T(j, j) from that row (every warp forms it, the same sums in the
+//         same order);
 //     (3) each block its rows of the next column; its largest |entry| and
-//         that row published, and then its stamp.
-//   No barrier: a block waits in (1) only for the stamps of step j - 1,
-//   and reads of other blocks only what they published. Scratch: part_v,
-//   part_i (2*gridDim.x: |candidate|, row), part_p (2*gridDim.x rows of
-//   2*nb + 5 doubles) and stamp (2*gridDim.x zeroed words: the step a slot
-//   holds, plus one), double-buffered by the step's parity: a block
-//   publishes step j + 1 only once every block has published step j, so
-//   after every block has read step j - 1. Launch: blockDim.x a multiple
-//   of 32 up to 1024; dynamic shared memory sizeof(T)*(2*chunk + 2*(nb + 2)
-//   + (resident ? chunk*(2*nb + 3) : 0)) + chunk.
+//         that row published.
+//   No barrier: a block publishes through 16-byte cells that carry their
+//   step's flag (the LL protocol, ll.cuh), and a reader polls the cells it
+//   needs until they hold its step. A block's cells: its candidate (|v|,
+//   row) and that row, v, A(q, q), Y(q, 0..=s), L(q, 0..=s+1) (2nb + 7
+//   cells), double-buffered by the step's parity: a block publishes step
+//   j + 1 only once every block has published step j, so after every block
+//   has read step j - 1. A step's flag is (epoch << 7) + (s mod 126) + 1:
+//   the cells of the other steps of the launch that a reader may find in
+//   the slot are those of step s - 2, and those of earlier launches have
+//   smaller epochs (1 <= epoch < 2^25). cells: 2*gridDim.x*(2nb + 7).
+//   Launch: blockDim.x a multiple of 32 up to 1024; dynamic shared memory
+//   sizeof(T)*(2*chunk + 2*(nb + 2) + (resident ? chunk*(2*nb + 3) : 0)) +
+//   chunk.
 //
 // aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, pos, cand, valid):
 //   one block: ipiv at k + 1.. (and ipiv[0] = 1 when k = 0) from the rows
@@ -55,10 +59,16 @@
 // aasen_place_{f32,f64}(a, n, k, nb, <tri>, at, l, ldl, y, ldy, d, incd,
 //   x, ldx, yx, ldyx): columns k..k+nb of L below the diagonal of a, T's
 //   diagonal on it; rows k + nb.. of L(:, k-1..=k+nb) into x and of Y into
-//   yx, in their new order. Grid-stride over the rows.
+//   yx, in their new order. Grid: x strides over the rows, y over the nb + 2
+//   columns.
 
+#include "ll.cuh"
 #include "pivot.cuh"
 #include "triangle.cuh"
+
+// The most blocks of a panel, in units of a warp's lanes: each lane of the
+// first warp polls the candidates of up to AASEN_POLLS blocks at once.
+#define AASEN_POLLS 5
 
 // The panel's view of the trailing matrix, rows and columns counted from k.
 template <typename T>
@@ -74,18 +84,6 @@ struct Trailing {
     }
 };
 
-// A flag between blocks: released by its writer after what it publishes
-// (the block's writes, ordered before by a barrier), acquired by a reader
-// before it reads them; lighter than a sequentially consistent fence.
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
 // The sum of x over the warp, in lane 0: the same tree everywhere.
 template <typename T>
 __device__ __forceinline__ T warp_sum(T x) {
@@ -97,13 +95,12 @@ __device__ __forceinline__ T warp_sum(T x) {
 template <typename T>
 __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb, T* l, long long ldl, T* y,
                                  long long ldy, int* rows, long long incr, T* d, long long incd, T* e,
-                                 long long ince, int resident, double* part_v, long long* part_i,
-                                 double* part_p, unsigned* stamp) {
+                                 long long ince, int resident, Cell* cells, unsigned epoch) {
     extern __shared__ __align__(16) unsigned char smem[];
     const long long k = A.k, m = n - k, G = gridDim.x;
     const long long chunk = (m + G - 1) / G;
     const long long lo = blockIdx.x * chunk, hi = lo + chunk < m ? lo + chunk : m;
-    const long long width = 2 * nb + 5;  // a published row: v, A(q, q), Y(q, 0..nb], L(q, 0..=nb+1]
+    const long long width = 2 * nb + 7;  // a block's cells: |v|, q, then v, A(q, q), Y(q, 0..nb], L(q, 0..=nb+1]
     const int tid = threadIdx.x, B = blockDim.x;
     T* v = (T*)smem;        // this block's rows of the step's column
     T* diag = v + chunk;    // their diagonal entries A(r, r), fixed during the panel
@@ -116,8 +113,8 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
     const long long ldys = resident ? chunk : ldy, ldls = resident ? chunk : ldl;
     char* chosen = (char*)(resident ? ls + lo + chunk * (nb + 2) : yp + nb + 2);
     __shared__ Candidate best[32];
-    __shared__ long long pivot_row;
-    __shared__ T scalars[3];  // T(j, j - 1), A(p, p), T(j, j)
+    __shared__ long long pivot_row, own_row;
+    __shared__ T scalars[2];  // T(j, j - 1), A(p, p)
     const bool first_thread = blockIdx.x == 0 && tid == 0;
 
     T e1 = k > 0 ? e[(k - 1) * ince] : T(0), e2 = T(0), dprev = T(0), dj = T(0);
@@ -133,6 +130,7 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
     if (tid < 2) lp[tid] = __ldcg(l + tid * ldl);
     if (tid == 0) scalars[1] = A(0, 0);
     T e_last = e1, d_last = T(0);
+    const long long r0 = lo + tid;
     __syncthreads();
 
     for (long long s = 0; s <= nb; ++s) {
@@ -141,30 +139,47 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
             if (j > n - 1) break;  // the last panel: no T(n, n - 1)
             // (1) The pivot of step j - 1, the same in every block, and the
             // row its block published with it.
-            const int slot = (int)((s - 1) & 1);
+            const unsigned flag = (epoch << 7) + (unsigned)((s - 1) % 126) + 1;
+            const Cell* slot = cells + ((s - 1) & 1) * G * width;
             if (tid < 32) {
-                // Each block's candidate, once its stamp says step j - 1.
+                // Each block's candidate: a round looks at every cell this
+                // lane still waits for, all loads in flight together.
                 Candidate c = {-1.0, m};
-                for (long long b = tid; b < G; b += 32) {
-                    while (load_acquire(stamp + slot * G + b) != (unsigned)s) {
+                unsigned waiting = 0;
+#pragma unroll
+                for (int u = 0; u < AASEN_POLLS; ++u)
+                    if (tid + 32 * u < G) waiting |= 1u << u;
+                while (waiting) {
+                    Cell cv[AASEN_POLLS], ci[AASEN_POLLS];
+#pragma unroll
+                    for (int u = 0; u < AASEN_POLLS; ++u) {
+                        const Cell* at = slot + (tid + 32 * u) * width;
+                        if (waiting >> u & 1) cv[u] = ll_peek(at), ci[u] = ll_peek(at + 1);
                     }
-                    const Candidate o = {__ldcg(part_v + slot * G + b), __ldcg(part_i + slot * G + b)};
-                    if (better(o, c)) c = o;
+#pragma unroll
+                    for (int u = 0; u < AASEN_POLLS; ++u) {
+                        if (!(waiting >> u & 1) || cv[u].f1 != flag || cv[u].f2 != flag || ci[u].f1 != flag ||
+                            ci[u].f2 != flag)
+                            continue;
+                        const unsigned long long bv = ((unsigned long long)cv[u].hi << 32) | cv[u].lo;
+                        const Candidate o = {double_of(bv), (long long)ci[u].lo};
+                        if (better(o, c)) c = o;
+                        waiting &= ~(1u << u);
+                    }
                 }
                 c = warp_best(c);
                 if (tid == 0) pivot_row = c.i;
             }
             __syncthreads();
             const long long q = pivot_row;
-            const double* row = part_p + (slot * G + q / chunk) * width;
+            const Cell* row = slot + (q / chunk) * width + 2;
             for (long long t = tid; t < 2 * nb + 5; t += B) {
-                const T x = (T)__ldcg(row + t);
                 if (t < 2) {
-                    scalars[t] = x;
+                    scalars[t] = (T)double_of(ll_load(row + t, flag));
                 } else if (t < nb + 3) {
-                    if (t - 2 < s) yp[t - 2] = x;
+                    if (t - 2 < s) yp[t - 2] = (T)double_of(ll_load(row + t, flag));
                 } else if (t - nb - 3 <= s) {
-                    lp[t - nb - 3] = x;
+                    lp[t - nb - 3] = (T)double_of(ll_load(row + t, flag));
                 }
             }
             if (tid == 0 && q >= lo && q < hi) chosen[q - lo] = 1;
@@ -199,18 +214,16 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
             }
         }
         // (2) T(j, j) = A(p, p) − Σ_t Y(p, t)·L(p, t) − T(j−1, j)·L(p, j−1),
-        // Y(p, s) from scalars: its owner forms it only now.
-        if (tid < 32) {
+        // Y(p, s) from scalars: its owner forms it only now. Every warp
+        // forms the same sums in the same order, so no barrier is needed.
+        {
+            const int lane = tid & 31;
             T acc = T(0);
-            for (long long t = tid; t < s; t += 32) acc += yp[t] * lp[t];
-            acc = warp_sum(acc);
-            if (tid == 0) {
-                const T yps = s > 0 ? e2 * lp[s - 1] + dprev * lp[s] + e1 : e1 * lp[1];
-                scalars[2] = scalars[1] - (acc + yps * lp[s]) - e1 * lp[s];
-            }
+            for (long long t = lane; t < s; t += 32) acc += yp[t] * lp[t];
+            acc = __shfl_sync(0xffffffffu, warp_sum(acc), 0);
+            const T yps = s > 0 ? e2 * lp[s - 1] + dprev * lp[s] + e1 : e1 * lp[1];
+            dj = scalars[1] - (acc + yps * lp[s]) - e1 * lp[s];
         }
-        __syncthreads();
-        dj = scalars[2];
         const long long p = s > 0 ? pivot_row : 0;
         if (first_thread) d[j * incd] = dj;
         e_last = e1, d_last = dj;
@@ -218,7 +231,7 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
         // (3) v = A(:, p) − Σ_t Y(:, t)·L(p, t) − T(j−1, j)·L(:, j−1) − T(j, j)·L(:, j)
         // on this block's rows not yet pivots, and its largest |v|.
         Candidate mine = {-1.0, m};
-        for (long long r = lo + tid; r < hi; r += B) {
+        for (long long r = r0; r < hi; r += B) {
             if (chosen[r - lo]) continue;
             const T apr = A(r, p);
             T acc = T(0);
@@ -229,34 +242,36 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
             if (better(o, mine)) mine = o;
         }
         mine = block_best(mine, best, m);
-        if (tid == 0) pivot_row = mine.i;
+        if (tid == 0) own_row = mine.i;
         __syncthreads();
         // Publish the candidate and its row: v, A(q, q), Y(q, 0..=s), L(q, 0..=s+1).
-        const int slot = (int)(s & 1);
-        const long long qb = pivot_row;
+        const unsigned flag = (epoch << 7) + (unsigned)(s % 126) + 1;
+        Cell* slot = cells + (s & 1) * G * width + blockIdx.x * width;
+        const long long qb = own_row;
         if (qb < m) {
-            double* row = part_p + (slot * G + blockIdx.x) * width;
             for (long long t = tid; t < 2 * nb + 5; t += B) {
-                double x = 0.0;
+                double x;
                 if (t == 0) {
                     x = (double)v[qb - lo];
                 } else if (t == 1) {
                     x = (double)diag[qb - lo];
                 } else if (t < nb + 3) {
-                    if (t - 2 <= s) x = (double)ys[qb + (t - 2) * ldys];
-                } else if (t - nb - 3 <= s + 1) {
+                    if (t - 2 > s) continue;
+                    x = (double)ys[qb + (t - 2) * ldys];
+                } else {
+                    if (t - nb - 3 > s + 1) continue;
                     x = (double)ls[qb + (t - nb - 3) * ldls];
                 }
-                row[t] = x;
+                ll_store(slot + 2 + t, bits_of(x), flag);
             }
         }
-        if (tid == 0) {
-            part_v[slot * G + blockIdx.x] = mine.v;
-            part_i[slot * G + blockIdx.x] = mine.i;
-        }
-        // The stamp last, released: a block that acquires it sees the rest.
+        // The candidate after its row, so that a reader seldom waits for
+        // the row it asks for (it may: nothing orders the stores).
         __syncthreads();
-        if (tid == 0) store_release(stamp + slot * G + blockIdx.x, (unsigned)(s + 1));
+        if (tid == 0) {
+            ll_store(slot, bits_of(mine.v), flag);
+            ll_store(slot + 1, (unsigned long long)mine.i, flag);
+        }
     }
     // Y's last column leaves out T(k + nb, k + nb − 1): the next panel's.
     for (long long r = lo + tid; r < hi; r += B)
@@ -268,12 +283,10 @@ __device__ void aasen_panel_impl(const Trailing<T> A, long long n, long long nb,
                                     long long off11, long long ld11, int tr11, long long off21, long long ld21,       \
                                     int tr21, long long off22, long long ld22, int tr22, T* l, long long ldl, T* y,   \
                                     long long ldy, int* rows, long long incr, T* d, long long incd, T* e,             \
-                                    long long ince, int resident, double* part_v, long long* part_i, double* part_p,  \
-                                    unsigned* stamp) {                                                                \
+                                    long long ince, int resident, Cell* cells, unsigned epoch) {                      \
         const Tri tri = {split, joined, off11, ld11, off21, ld21, off22, ld22, tr11, tr21, tr22};                     \
         const Trailing<T> A = {a, tri, k};                                                                            \
-        aasen_panel_impl(A, n, nb, l, ldl, y, ldy, rows, incr, d, incd, e, ince, resident, part_v, part_i, part_p,    \
-                         stamp);                                                                                      \
+        aasen_panel_impl(A, n, nb, l, ldl, y, ldy, rows, incr, d, incd, e, ince, resident, cells, epoch);             \
     }
 
 AASEN_PANEL(aasen_panel_f32, float)
@@ -353,16 +366,17 @@ __device__ void aasen_place_impl(T* a, const Tri& tri, long long n, long long k,
                                  const T* l, long long ldl, const T* y, long long ldy, const T* d, long long incd,
                                  T* x, long long ldx, T* yx, long long ldyx) {
     const long long m = n - k;
-    for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < m; q += (long long)gridDim.x * blockDim.x) {
-        const long long from = at[q];
-        const long long cols = q < nb ? q : nb;
-        for (long long c = 0; c < cols; ++c) a[locate(tri, k + q, k + c)] = l[from + (c + 1) * ldl];
-        if (q < nb) a[locate(tri, k + q, k + q)] = d[(k + q) * incd];
-        if (q >= nb) {
-            for (long long t = 0; t < nb + 2; ++t) x[(q - nb) + t * ldx] = l[from + t * ldl];
-            for (long long t = 0; t < nb + 1; ++t) yx[(q - nb) + t * ldyx] = y[from + t * ldy];
+    for (long long t = blockIdx.y; t < nb + 2; t += gridDim.y)
+        for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < m;
+             q += (long long)gridDim.x * blockDim.x) {
+            const long long from = at[q];
+            if (t < nb && t < q) a[locate(tri, k + q, k + t)] = l[from + (t + 1) * ldl];
+            if (t == 0 && q < nb) a[locate(tri, k + q, k + q)] = d[(k + q) * incd];
+            if (q >= nb) {
+                x[(q - nb) + t * ldx] = l[from + t * ldl];
+                if (t < nb + 1) yx[(q - nb) + t * ldyx] = y[from + t * ldy];
+            }
         }
-    }
 }
 
 #define AASEN_PLACE(NAME, T)                                                                                          \

@@ -196,8 +196,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("ldlt.cu", format!("block_diagonal_solve_{t}"), vec![P, I64, P, I64, P, I64, I64, I64]);
         // Aasen: every kernel but the placement starts with the matrix.
         let matrix = [&head[..], &piece, &piece, &piece].concat();
-        // aasen_panel(<matrix>, l, ldl, y, ldy, rows, incr, d, incd, e, ince, resident, part_v, part_i, part_p, bar)
-        let tail = [P, I64, P, I64, P, I64, P, I64, P, I64, I32, P, P, P, P];
+        // aasen_panel(<matrix>, l, ldl, y, ldy, rows, incr, d, incd, e, ince, resident, cells, epoch)
+        let tail = [P, I64, P, I64, P, I64, P, I64, P, I64, I32, P, I32];
         add("aasen.cu", format!("aasen_panel_{t}"), [&matrix[..], &tail].concat());
         // aasen_gather / aasen_scatter(<matrix>, at, cand, valid, left, trailing)
         for name in ["aasen_gather", "aasen_scatter"] {

@@ -1,9 +1,9 @@
 //! Aasen's factorization on the GPU, `kernels/aasen.cu`: the panel's column
 //! recurrence as one grid-wide kernel whose blocks exchange one candidate
-//! and one row a step (a pivot is searched in one column, as partial
-//! pivoting's, and each block keeps its rows of the panel in shared
-//! memory), and the interchanges after it as four small kernels that read
-//! every moved entry before any is written.
+//! and one row a step through L2, flag and data in one store (a pivot is
+//! searched in one column, as partial pivoting's, and each block keeps its
+//! rows of the panel in shared memory), and the interchanges after it as
+//! four small kernels that read every moved entry before any is written.
 
 use cudarc::driver::LaunchConfig;
 
@@ -19,6 +19,9 @@ const PANEL_THREADS: u32 = 256;
 const PANEL_ROWS_PER_BLOCK: usize = 128;
 /// The shared memory a panel block may take for its rows of `L` and `Y`.
 const RESIDENT_BYTES: usize = 200 * 1024;
+/// The most blocks of a panel: the first warp of each reads every block's
+/// candidate, `AASEN_POLLS` (`kernels/aasen.cu`) a lane.
+const MAX_PANEL_BLOCKS: usize = 32 * 5;
 
 /// A piece of the triangle as the kernels take it: offset in the buffer,
 /// leading dimension, whether it holds its block transposed.
@@ -47,17 +50,14 @@ impl Cuda {
     ) -> Result<()> {
         let order = check::aasen_panel(a, tri, k, &panel)?;
         let (m, nb) = (order - k, panel.nb);
-        let blocks = m.div_ceil(PANEL_ROWS_PER_BLOCK).clamp(1, self.sms()?);
+        let blocks = m.div_ceil(PANEL_ROWS_PER_BLOCK).clamp(1, self.sms()?.min(MAX_PANEL_BLOCKS));
         let chunk = m.div_ceil(blocks);
         let base = size_of::<T>() * (2 * chunk + 2 * (nb + 2)) + chunk;
         let rows = size_of::<T>() * chunk * (2 * nb + 3);
         let resident = base + rows <= RESIDENT_BYTES;
         let shared = if resident { base + rows } else { base };
-        // Each block's candidate (|v|, row), its published row and its
-        // stamp, double-buffered; the stamps zeroed.
-        let (part_v, part_i) = (self.scratch::<f64>(2 * blocks)?, self.scratch::<i64>(2 * blocks)?);
-        let part_p = self.scratch::<f64>(2 * blocks * (2 * nb + 5))?;
-        let stamp = self.scratch::<u32>(2 * blocks)?;
+        // Each block's candidate (|v|, row) and its row, double-buffered.
+        let (cells, epoch) = self.exchange_of(2 * blocks * (2 * nb + 7))?;
         let (l, y) = (panel.l.block(), panel.y.block());
         let mut args = matrix_args(a, tri, k, nb)?;
         args.extend([
@@ -72,10 +72,8 @@ impl Cuda {
             ptr_mut(&panel.e),
             n(stride(panel.e.block())),
             Arg::I32(i32::from(resident)),
-            Arg::Ptr(self.slice_ptr(&part_v)),
-            Arg::Ptr(self.slice_ptr(&part_i)),
-            Arg::Ptr(self.slice_ptr(&part_p)),
-            Arg::Ptr(self.slice_ptr(&stamp)),
+            Arg::Ptr(cells),
+            Arg::Bits32(epoch),
         ]);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
@@ -150,9 +148,13 @@ impl Cuda {
             ptr_mut(&y),
             n(y.block().ld.max(1)),
         ]);
+        // A block column of the grid for each column placed.
         let blocks = m.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);
-        let cfg =
-            LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, (nb + 2).min(MAX_BLOCKS) as u32, 1),
+            block_dim: (BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
         self.launch("aasen", &format!("aasen_place_{}", T::NAME), cfg, &args)
     }
 }

@@ -74,13 +74,13 @@ fn ll_cells(nb: usize) -> usize {
 }
 
 /// Launches of the panel kernels per set of exchange cells: a launch's flags
-/// are `(epoch << 7) + column + 1`, which must fit in 32 bits.
+/// are `(epoch << 7) + step + 1` (`step < 127`), which must fit in 32 bits.
 const EPOCHS: u32 = 1 << 25;
 
 /// The exchange cells of the panel kernels of one queue. Each launch takes
 /// the next epoch, so that cells left by earlier launches never pass for its
 /// own and need no zeroing in between; the cells are zeroed only when the
-/// epochs run out.
+/// epochs run out or a launch needs more of them.
 struct Exchange {
     cells: CudaSlice<u32>,
     epoch: u32,
@@ -112,11 +112,16 @@ impl Cuda {
     /// a panel kernel on this queue; enough cells for any grid of the GPU
     /// (`2·ll_cells(GRID_MAX_NB)` a block, also what QR's panel needs).
     pub(super) fn exchange(&self) -> Result<(u64, u32)> {
+        self.exchange_of(2 * self.sms()? * ll_cells(GRID_MAX_NB))
+    }
+
+    /// As [`Cuda::exchange`], with at least `cells` 16-byte cells.
+    pub(super) fn exchange_of(&self, cells: usize) -> Result<(u64, u32)> {
         let mut slot = self.lu.exchange.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_none_or(|x| x.epoch + 1 >= EPOCHS) {
-            // 16-byte cells, four words each.
-            let words = 4 * 2 * self.sms()? * ll_cells(GRID_MAX_NB);
-            *slot = Some(Exchange { cells: self.scratch::<u32>(words)?, epoch: 0 });
+        if slot.as_ref().is_none_or(|x| x.epoch + 1 >= EPOCHS || x.cells.len() < 4 * cells) {
+            let floor = 2 * self.sms()? * ll_cells(GRID_MAX_NB);
+            // Four words a cell.
+            *slot = Some(Exchange { cells: self.scratch::<u32>(4 * cells.max(floor))?, epoch: 0 });
         }
         let x = slot.as_mut().expect("just filled");
         x.epoch += 1;
