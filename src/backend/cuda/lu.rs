@@ -112,7 +112,7 @@ impl Cuda {
     /// a panel kernel on this queue; enough cells for any grid of the GPU
     /// (`2·ll_cells(GRID_MAX_NB)` a block, also what QR's panel needs).
     pub(super) fn exchange(&self) -> Result<(u64, u32)> {
-        self.exchange_of(2 * self.sms()? * ll_cells(GRID_MAX_NB))
+        self.exchange_of(0)
     }
 
     /// As [`Cuda::exchange`], with at least `cells` 16-byte cells.
