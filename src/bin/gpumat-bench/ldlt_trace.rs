@@ -1,8 +1,8 @@
 //! `--suite ldlt-trace`: where Aasen's factorization spends its time: the
 //! whole, one panel's column recurrence at the top and halfway down, the
-//! interchanges after the first panel, and the trailing update of one
-//! panel at the depths it could have, with cuBLAS `gemm` and `syrkx` as the
-//! factorization calls them.
+//! interchanges after each, and the trailing update of one panel at the
+//! depths and block-column widths it could have, with cuBLAS `gemm` and
+//! `syrkx` as the factorization calls them, and each of them apart.
 
 use gpumat::Result;
 use gpumat::backend::cuda::Cuda;
@@ -82,12 +82,20 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         }
 
         // The trailing update after the first panel, by block columns of
-        // `tile` as the factorization goes, at depth nb + 1 (Aasen's), nb
-        // and a multiple of 32 above.
+        // `tile` as the factorization goes: at depth nb + 1 (Aasen's), nb
+        // and a multiple of 32 above; then at Aasen's depth with block
+        // columns of half and twice the width, and its `syrkx` on the
+        // diagonal tiles and `gemm` below them apart.
         let m = n - nb;
         let deepest = nb.next_multiple_of(32) + 32;
         let xs = random(cuda, 2 * m * deepest, 3)?;
-        for depth in [nb + 1, nb, deepest] {
+        let runs = [nb + 1, nb, deepest].map(|depth| (depth, tile, true, true)).into_iter().chain([
+            (nb + 1, tile / 2, true, true),
+            (nb + 1, tile * 2, true, true),
+            (nb + 1, tile, true, false),
+            (nb + 1, tile, false, true),
+        ]);
+        for (depth, tile, diagonal, below) in runs {
             let xv = View::new(&xs, Block { offset: 0, rows: m, cols: depth, ld: m })?;
             let yv = View::new(&xs, Block { offset: m * deepest, rows: m, cols: depth, ld: m })?;
             let update = per_call(&mut || {
@@ -96,19 +104,33 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
                     let wdt = tile.min(m - t);
                     let c = Block { offset: (nb + t) * n + nb + t, rows: wdt, cols: wdt, ld: n };
                     let (xt, yt) = (xv.sub(t, 0, wdt, depth)?, yv.sub(t, 0, wdt, depth)?);
-                    cuda.syrkx(Uplo::Lower, Op::NoTrans, -1.0, xt, yt, 1.0, ViewMut::new(&mut w, c)?)?;
-                    let below = m - t - wdt;
-                    if below > 0 {
-                        let c = Block { offset: c.offset + wdt, rows: below, cols: wdt, ld: n };
-                        let xi = xv.sub(t + wdt, 0, below, depth)?;
+                    if diagonal {
+                        cuda.syrkx(Uplo::Lower, Op::NoTrans, -1.0, xt, yt, 1.0, ViewMut::new(&mut w, c)?)?;
+                    }
+                    let rows = m - t - wdt;
+                    if below && rows > 0 {
+                        let c = Block { offset: c.offset + wdt, rows, cols: wdt, ld: n };
+                        let xi = xv.sub(t + wdt, 0, rows, depth)?;
                         cuda.gemm(-1.0, xi, Op::NoTrans, yt, Op::Trans, 1.0, ViewMut::new(&mut w, c)?)?;
                     }
                     t += wdt;
                 }
                 Ok(())
             })?;
-            let tflops = m as f64 * m as f64 * depth as f64 / update / 1e6;
-            out.push((format!("update of order {m}, depth {depth} ({tflops:.1} TFLOP/s)"), update));
+            let what = match (diagonal, below) {
+                (true, true) => "update",
+                (true, false) => "its syrkx on the diagonal tiles",
+                _ => "its gemm below the diagonal tiles",
+            };
+            // Flops of the part timed: m²·depth for the whole lower triangle.
+            let diag_part = (0..m).step_by(tile).map(|t| tile.min(m - t).pow(2) as f64).sum::<f64>();
+            let entries = match (diagonal, below) {
+                (true, true) => m as f64 * m as f64,
+                (true, false) => diag_part,
+                _ => m as f64 * m as f64 - diag_part,
+            };
+            let tflops = entries * depth as f64 / update / 1e6;
+            out.push((format!("{what} of order {m}, depth {depth}, tile {tile} ({tflops:.1} TFLOP/s)"), update));
         }
         for (what, us) in out {
             println!("n {n}: {what}: {us:.1} µs");
