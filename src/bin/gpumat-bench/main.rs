@@ -22,6 +22,7 @@ mod lp;
 mod lu;
 mod lu_trace;
 mod mixed;
+mod mixed_trace;
 mod primitives;
 mod qr;
 mod split;
@@ -105,6 +106,10 @@ enum Suite {
     /// dpotrf + dpotrs, with cuSOLVER's mixed-precision gesv beside them:
     /// time, backward errors, iterations, the time split.
     Mixed,
+    /// Where the FP16-updated Cholesky of a mixed-precision solve spends
+    /// its time: block sizes, the panels' precision, the panels alone, and
+    /// the refinement's triangular solves in FP64 and FP32.
+    MixedTrace,
     /// Dense random LPs against HiGHS; sizes are rows (columns are 4×);
     /// runs on the CPU too.
     Lp,
@@ -221,6 +226,7 @@ fn run(cli: &Cli) -> Result<()> {
         Suite::Tridiagonal => batched::run(cuda, &settings)?,
         Suite::Swe => swe::run(cuda, &settings)?,
         Suite::Mixed => mixed::run(cuda, &settings)?,
+        Suite::MixedTrace => mixed_trace::run(cuda, &settings)?,
         Suite::Dist => {
             let what = dist::What {
                 routines: cli.routines.clone(),

@@ -22,13 +22,17 @@ pub struct CholeskyParams {
     /// The multiplications of the outer loop's trailing `gemm`s
     /// ([`Backend::gemm_in`](crate::backend::Backend::gemm_in)): on the
     /// tensor cores for a single-precision factor that preconditions a
-    /// refinement. The panels stay in the working precision.
+    /// refinement.
     pub update: Compute,
+    /// The multiplications of the updates inside each block column's
+    /// recursive factorization. `Native` keeps the panels, the critical
+    /// path, in the working precision.
+    pub panel: Compute,
 }
 
 impl Default for CholeskyParams {
     fn default() -> Self {
-        CholeskyParams { block_size: 512, leaf_size: 64, update_tile: 1024, update: Compute::Native }
+        CholeskyParams { block_size: 512, leaf_size: 64, update_tile: 1024, update: Compute::Native, panel: Compute::Native }
     }
 }
 
@@ -50,14 +54,14 @@ impl CholeskyParams {
         // larger `gemm`s (38.7 against 41.1 ms at 16384, 8.11 against 8.21
         // at 8192; no change at 4096).
         let update_tile = if n <= 6144 { 1024 } else { 2048 };
-        CholeskyParams { block_size, leaf_size: 64, update_tile, update: Compute::Native }
+        CholeskyParams { block_size, leaf_size: 64, update_tile, update: Compute::Native, panel: Compute::Native }
     }
 
     /// Whether the factorization can be recorded for replay: not with FP64
     /// updates from INT8 products, which decide on the host (the scan for
     /// NaN, the sampled count of moduli) and so cannot run in a graph.
     pub(crate) fn recordable(&self) -> bool {
-        !matches!(self.update, Compute::Int8 { .. })
+        !matches!(self.update, Compute::Int8 { .. }) && !matches!(self.panel, Compute::Int8 { .. })
     }
 }
 
