@@ -42,11 +42,12 @@
 //   sizeof(T)*(2*chunk + 2*(nb + 2) + (resident ? chunk*(2*nb + 3) : 0)) +
 //   chunk.
 //
-// aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, pos, cand, valid):
+// aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, cand, valid):
 //   one block: ipiv at k + 1.. (and ipiv[0] = 1 when k = 0) from the rows
-//   chosen, at[q] the panel row that the interchanges bring to position q
-//   (pos its inverse), cand[2s], cand[2s+1] the positions step s touched
-//   and valid[i] whether cand[i] moved and is its first mention.
+//   chosen, at[q] the panel row that the interchanges bring to position q,
+//   cand[2s], cand[2s+1] the positions step s touched and valid[i] whether
+//   cand[i] moved and is its first mention. Dynamic shared memory
+//   sizeof(int)*(2*(top + 1) + 5*steps), top = steps = min(nb, n - k - 1).
 //
 // aasen_gather_{f32,f64} / aasen_scatter_{f32,f64}(a, n, k, nb, <tri>, at,
 //   cand, valid, left, trailing): the rows of L left of the panel (columns
@@ -293,27 +294,66 @@ AASEN_PANEL(aasen_panel_f32, float)
 AASEN_PANEL(aasen_panel_f64, double)
 
 extern "C" __global__ void aasen_placement(const int* rows, long long incr, long long n, long long k, long long nb,
-                                           int* ipiv, long long incp, int* at, int* pos, int* cand, int* valid) {
+                                           int* ipiv, long long incp, int* at, int* cand, int* valid) {
+    // Only rows that start at positions 0..=nb are ever displaced (a step
+    // moves the row at position s + 1 <= nb to where its pivot was), and a
+    // row that starts below nb moves only when chosen: the interchanges are
+    // followed in shared memory through the first nb + 1 positions and rows,
+    // and a list of the positions below nb that received a displaced row
+    // (the last entry for a position wins).
+    extern __shared__ int placement_smem[];
     const long long m = n - k;
-    const long long steps = nb < m - 1 ? nb : m - 1;  // the steps that chose a row
-    for (long long q = threadIdx.x; q < m; q += blockDim.x) at[q] = pos[q] = (int)q;
+    const int steps = (int)(nb < m - 1 ? nb : m - 1);  // the steps that chose a row
+    const int top = (int)(nb < m - 1 ? nb : m - 1);      // positions and rows 0..=top followed
+    int* at_s = placement_smem;         // at_s[q]: the row at position q <= top
+    int* pos_s = at_s + top + 1;        // pos_s[r]: the position of row r <= top
+    int* far_pos = pos_s + top + 1;     // positions > top that received a row, in order
+    int* far_row = far_pos + steps;     // and that row
+    int* cand_s = far_row + steps;      // 2 * steps
+    int* chosen = cand_s + 2 * steps;   // steps: the rows chosen, panel-relative
+    __shared__ int nfar;
+    for (int q = threadIdx.x; q <= top; q += blockDim.x) at_s[q] = pos_s[q] = q;
+    for (int s = threadIdx.x; s < steps; s += blockDim.x) chosen[s] = rows[s * incr] - (int)k;
     __syncthreads();
     if (threadIdx.x == 0) {
         if (k == 0) ipiv[0] = 1;
-        for (long long s = 0; s < steps; ++s) {
-            const int q = (int)(s + 1), r = rows[s * incr] - (int)k, from = pos[r];
+        int f = 0;
+        for (int s = 0; s < steps; ++s) {
+            const int q = s + 1, r = chosen[s], from = r <= top ? pos_s[r] : r;
             ipiv[(k + q) * incp] = (int)k + from + 1;
-            const int displaced = at[q];
-            at[q] = r, at[from] = displaced;
-            pos[displaced] = from, pos[r] = q;
-            cand[2 * s] = q, cand[2 * s + 1] = from;
+            const int displaced = at_s[q];
+            at_s[q] = r;
+            if (from <= top) {
+                at_s[from] = displaced;
+            } else {
+                far_pos[f] = from, far_row[f] = displaced, ++f;
+            }
+            pos_s[displaced] = from;
+            if (r <= top) pos_s[r] = q;
+            cand_s[2 * s] = q, cand_s[2 * s + 1] = from;
         }
+        nfar = f;
     }
     __syncthreads();
-    for (long long i = threadIdx.x; i < 2 * steps; i += blockDim.x) {
-        const int c = cand[i];
-        bool first = at[c] != c;
-        for (long long h = 0; h < i && first; ++h) first = cand[h] != c;
+    // The row that ends at position c.
+    auto final_at = [&](int c) {
+        if (c <= top) return at_s[c];
+        for (int i = nfar - 1; i >= 0; --i)
+            if (far_pos[i] == c) return far_row[i];
+        return c;
+    };
+    for (long long q = threadIdx.x; q < m; q += blockDim.x) at[q] = q <= top ? at_s[q] : (int)q;
+    __syncthreads();
+    for (int i = threadIdx.x; i < nfar; i += blockDim.x) {
+        bool last = true;
+        for (int h = i + 1; h < nfar && last; ++h) last = far_pos[h] != far_pos[i];
+        if (last) at[far_pos[i]] = far_row[i];
+    }
+    for (int i = threadIdx.x; i < 2 * steps; i += blockDim.x) {
+        const int c = cand_s[i];
+        bool first = final_at(c) != c;
+        for (int h = 0; h < i && first; ++h) first = cand_s[h] != c;
+        cand[i] = c;
         valid[i] = first;
     }
 }

@@ -207,8 +207,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         let tail = [P, P, I64, P, I64, P, I64, P, I64, P, I64];
         add("aasen.cu", format!("aasen_place_{t}"), [&matrix[..], &tail].concat());
     }
-    // aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, pos, cand, valid)
-    add("aasen.cu", "aasen_placement".into(), vec![P, I64, I64, I64, I64, P, I64, P, P, P, P]);
+    // aasen_placement(rows, incr, n, k, nb, ipiv, incp, at, cand, valid)
+    add("aasen.cu", "aasen_placement".into(), vec![P, I64, I64, I64, I64, P, I64, P, P, P]);
     for (t, e) in [("f32", "f32"), ("f64", "f64")] {
         for tiles in [1, 2, 4, 8] {
             // trsm_lower_<t>_<tiles>(a, lda, b, ldb, m, n, alpha, unit, trans, prefetch)

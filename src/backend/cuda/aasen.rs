@@ -97,10 +97,17 @@ impl Cuda {
         let order = check::aasen_interchange(a, tri, k, &panel, &ipiv, &x, &y)?;
         let (m, nb) = (order - k, panel.nb);
         let steps = nb.min(m - 1);
-        let (at, pos) = (self.scratch::<i32>(m)?, self.scratch::<i32>(m)?);
+        let at = self.scratch::<i32>(m)?;
         let (cand, valid) = (self.scratch::<i32>(2 * nb)?, self.scratch::<i32>(2 * nb)?);
         let p = |s: &cudarc::driver::CudaSlice<i32>| Arg::Ptr(self.slice_ptr(s));
-        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        // The placement follows the first `steps + 1` positions and rows, the
+        // positions below them that receive a row, the candidates and the
+        // rows chosen in shared memory.
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (BLOCK as u32, 1, 1),
+            shared_mem_bytes: (size_of::<i32>() * (2 * (steps + 1) + 5 * steps)) as u32,
+        };
         let args = [
             ptr_mut(&panel.rows),
             n(stride(panel.rows.block())),
@@ -110,7 +117,6 @@ impl Cuda {
             ptr_mut(&ipiv),
             n(stride(ipiv.block())),
             p(&at),
-            p(&pos),
             p(&cand),
             p(&valid),
         ];
