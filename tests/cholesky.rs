@@ -114,7 +114,8 @@ fn fp64_updates_from_integer_products_keep_the_bound() {
     for update in [Compute::Int8 { moduli: None }, Compute::Int8 { moduli: Some(14) }] {
         for (n, nb) in [(129, 32), (200, 64)] {
             let bound = 10.0 * n as f64 * u::<f64>();
-            let params = CholeskyParams { block_size: nb, leaf_size: 8, update_tile: 16, update, panel: update };
+            let params =
+                CholeskyParams { block_size: nb, leaf_size: 8, update_tile: 16, update, ..CholeskyParams::default() };
             let (fe, be) = check::<f64>(&random_spd(n as u64, n), n, params);
             assert!(fe <= bound, "{update:?} n={n}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}");
             assert!(be <= bound, "{update:?} n={n}: backward error {be:e} > {bound:e}");

@@ -1760,6 +1760,62 @@ fn trmv_single_vectors() {
     }
 }
 
+/// One vector solved in FP64 from a triangle stored in either precision:
+/// the backward error of the FP64 solve with the widened triangle,
+/// `‖op(A)·x − b‖_F ≤ C·(n+2)·u₆₄·(‖A‖_F·‖x‖_F + ‖b‖_F)`, for every
+/// triangle, transposition and diagonal, `x` a column and a row (stride
+/// `ld`). Orders around the GPU's block rows of 64 and past a grid of them;
+/// what lies outside the triangle, and a unit diagonal, is NaN and must not
+/// be read.
+#[test]
+fn trsv_wide_vectors() {
+    for (n, seed) in [(0, 1), (1, 2), (63, 3), (64, 4), (65, 5), (200, 6), (1000, 7), (4100, 8)] {
+        gpumat::with_backend!(dev(), be => {
+            check_trsv_wide::<_, f64>(be, n, seed);
+            check_trsv_wide::<_, f32>(be, n, seed);
+        });
+    }
+}
+
+fn check_trsv_wide<B: Backend, T: Scalar>(be: &B, n: usize, seed: u64) {
+    let r = &mut rng(seed);
+    // `side` says how x is stored: a column (`Left`) or a row (`Right`).
+    for (side, uplo, op, diag) in tri_cases() {
+        let shape = if side == Side::Left { (n, 1) } else { (1, n) };
+        let what = format!("trsv_wide {} {uplo:?} {op:?} {diag:?}, n = {n}, x {}×{}", T::NAME, shape.0, shape.1);
+        let a = triangular::<T>(r, n, uplo, diag).upload(be);
+        let b0 = Host::<f64>::random(r, shape.0, shape.1, SENTINEL);
+        let mut x = b0.upload(be);
+        ok(&what, || be.trsv_wide(uplo, op, diag, a.view(), x.view_mut()));
+        let got = x.written(be, |_, _| true, &what).dense();
+        a.assert_unchanged(be, &what);
+        let t = tri_dense(&a.host, uplo, diag);
+        let b = b0.dense();
+        let ax = tri_apply(Side::Left, op, &t, n, &got, (n, 1));
+        let err = dist(&ax, &b);
+        let bound = C * (n + 2) as f64 * u::<f64>() * (frobenius(&t) * frobenius(&got) + frobenius(&b));
+        assert!(err <= bound, "{what}: backward error ‖op(A)·x − b‖_F = {err:e} > {bound:e}");
+    }
+}
+
+/// A triangle that is not square, or a vector not of its order, is an
+/// error that names the shapes.
+#[test]
+fn trsv_wide_refuses_wrong_shapes() {
+    gpumat::with_backend!(dev(), be => {
+        let a = be.upload(&[1.0f32; 12]).unwrap();
+        let mut x = be.upload(&[1.0f64; 4]).unwrap();
+        for (rows, cols, len) in [(3, 4, 3), (3, 3, 4)] {
+            let a = View::new(&a, Block::dense(rows, cols)).unwrap();
+            let x = ViewMut::new(&mut x, Block::dense(len, 1)).unwrap();
+            match be.trsv_wide(Uplo::Lower, Op::NoTrans, Diag::NonUnit, a, x) {
+                Err(Error::DimensionMismatch { .. }) => {}
+                other => panic!("A {rows}×{cols}, x of {len}: {other:?}"),
+            }
+        }
+    });
+}
+
 fn check_trsv_cases(cases: &[(usize, u64)]) {
     for &(n, seed) in cases {
         let case = TriCase { n, m: 1, alpha: Coef::One, seed };

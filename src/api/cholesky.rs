@@ -129,19 +129,23 @@ impl<T: Scalar> Cholesky<T> {
         Ok(x)
     }
 
-    /// The factor with its entries widened to the other precision (exactly,
-    /// from `f32`): solves with it run in that precision.
-    pub(crate) fn widen(self) -> Result<Cholesky<T::Other>> {
-        Ok(Cholesky { n: self.n, data: self.data.cast()?, rfp: self.rfp })
-    }
-
     /// `X := A⁻¹·X` on `be`, the factor's own backend, without checks: what
-    /// `solve` enqueues, and the preconditioner of refinement.
+    /// `solve` enqueues.
     pub(crate) fn solve_on<B: Resident>(&self, be: &B, x: ViewMut<'_, B, T>) -> Result<()> {
         let l = &self.data;
         match self.rfp {
             Some(rfp) => cholesky::solve_rfp_in_place(be, rfp, l.view()?, 0, x),
             None => cholesky::solve_in_place(be, Uplo::Lower, l.view()?, x),
+        }
+    }
+
+    /// [`solve_on`](Self::solve_on) for FP64 columns whatever the factor's
+    /// precision (an FP32 factor's entries widened as they are read): the
+    /// preconditioner of refinement, which factors in full storage.
+    pub(crate) fn solve_wide_on<B: Resident>(&self, be: &B, x: ViewMut<'_, B, f64>) -> Result<()> {
+        match self.rfp {
+            Some(_) => Err(Error::InvalidArgument("a factor in RFP storage solves in its own precision".into())),
+            None => cholesky::solve_wide_in_place(be, Uplo::Lower, self.data.view()?, x),
         }
     }
 

@@ -244,8 +244,26 @@ impl<T: Scalar> Lu<T> {
     }
 
     /// `X := op(A)⁻¹·X` on `be`, the factor's own backend, without checks:
-    /// what `solve` enqueues, and the preconditioner of refinement.
-    pub(crate) fn solve_on<B: Resident>(&self, be: &B, op: Op, mut x: ViewMut<'_, B, T>) -> Result<()> {
+    /// what `solve` enqueues.
+    pub(crate) fn solve_on<B: Resident>(&self, be: &B, op: Op, x: ViewMut<'_, B, T>) -> Result<()> {
+        self.solve_scaled(be, op, x, |lu, ipiv, x| lu::solve_in_place(be, lu, ipiv, op, x))
+    }
+
+    /// [`solve_on`](Self::solve_on) for FP64 columns whatever the factor's
+    /// precision (an FP32 factor's entries widened as they are read): the
+    /// preconditioner of refinement.
+    pub(crate) fn solve_wide_on<B: Resident>(&self, be: &B, op: Op, x: ViewMut<'_, B, f64>) -> Result<()> {
+        self.solve_scaled(be, op, x, |lu, ipiv, x| lu::solve_wide_in_place(be, lu, ipiv, op, x))
+    }
+
+    /// `solve` between the scalings of the equilibrated factor.
+    fn solve_scaled<B: Resident, E: Scalar>(
+        &self,
+        be: &B,
+        op: Op,
+        mut x: ViewMut<'_, B, E>,
+        solve: impl FnOnce(View<'_, B, T>, View<'_, B, i32>, ViewMut<'_, B, E>) -> Result<()>,
+    ) -> Result<()> {
         // A = 2^−r·A_s·2^−c: A·X = B is A_s·(2^−c·X) = 2^r·B, and
         // Aᵀ·X = B is A_sᵀ·(2^−r·X) = 2^c·B.
         let none = Vec::new();
@@ -256,16 +274,8 @@ impl<T: Scalar> Lu<T> {
         };
         let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, self.n, 1)?;
         equilibrate::scale_rows(be, before, x.rb_mut())?;
-        lu::solve_in_place(be, self.data.view()?, ipiv, op, x.rb_mut())?;
+        solve(self.data.view()?, ipiv, x.rb_mut())?;
         equilibrate::scale_rows(be, after, x)
-    }
-
-    /// The factor with its entries widened to the other precision (exactly,
-    /// from `f32`), the pivots and scaling moved: solves with it run in
-    /// that precision.
-    pub(crate) fn widen(self) -> Result<Lu<T::Other>> {
-        let data = self.data.cast()?;
-        Ok(Lu { n: self.n, data, ipiv: self.ipiv, a_norm: self.a_norm, scaling: self.scaling })
     }
 
     /// The diagonal of `U` on the host.

@@ -238,10 +238,10 @@ impl Matrix<f64> {
     }
 }
 
-/// A factorization from single precision, its entries widened to FP64.
+/// A factorization in single precision.
 enum LowFactor {
-    Cholesky(Cholesky<f64>),
-    Lu(Lu<f64>),
+    Cholesky(Cholesky<f32>),
+    Lu(Lu<f32>),
 }
 
 /// Why the low-precision path gave no answer, and its steps so far.
@@ -278,7 +278,7 @@ fn low_precision<B: Resident>(
     let name = precision.name();
     let lu = |low: Matrix<f32>| -> Result<std::result::Result<(Method, LowFactor), String>> {
         match low.lu_with(Pivoting::Partial, LuParams { update: compute, ..LuParams::for_order(n) }) {
-            Ok(f) => Ok(Ok((Method::Lu, LowFactor::Lu(f.widen()?)))),
+            Ok(f) => Ok(Ok((Method::Lu, LowFactor::Lu(f)))),
             Err(Error::Singular { pivot }) => {
                 Ok(Err(format!("the {name} LU factorization met a zero pivot in column {pivot}")))
             }
@@ -286,9 +286,9 @@ fn low_precision<B: Resident>(
         }
     };
     let attempt = if symmetric && options.method != Method::Lu {
-        let params = CholeskyParams { update: compute, ..CholeskyParams::for_order(n) };
+        let params = CholeskyParams::for_tensor_updates(n, compute);
         match Cholesky::factor_owned(n, rounded(&mut scaling)?, None, params) {
-            Ok(f) => Ok((Method::Cholesky, LowFactor::Cholesky(f.widen()?))),
+            Ok(f) => Ok((Method::Cholesky, LowFactor::Cholesky(f))),
             // Not definite, or too ill-conditioned for single precision:
             // LU takes any nonsingular matrix.
             Err(Error::NotPositiveDefinite { .. }) if options.method == Method::Auto => lu(rounded(&mut scaling)?)?,
@@ -314,8 +314,9 @@ fn low_precision<B: Resident>(
         be.upload(&exps.iter().map(|&e| pow2(e + extra)).collect::<Vec<_>>())
     };
     let (r, c) = (powers(&scaling.rows, 0)?, powers(&scaling.cols, global)?);
-    // The triangular solves run in FP64 on the widened factor: GMRES needs
-    // M⁻¹ to be one fixed operator, which FP32 solves are not once
+    // The triangular solves run in FP64 on the FP32 factor, its entries
+    // widened as they are read (`trsv_wide`): GMRES needs M⁻¹ to be one
+    // fixed operator, which FP32 solves are not once
     // κ(A)·u₃₂ nears 1 (Carson and Higham 2018 apply it in twice the
     // working precision; FP64 suffices in practice, Amestoy et al. 2024).
     // A⁻ᵀ = 2^g·R·A_s⁻ᵀ·C for the condition estimate.
@@ -323,8 +324,8 @@ fn low_precision<B: Resident>(
         let (before, after) = if op == Op::NoTrans { (&r, &c) } else { (&c, &r) };
         be.scale_rows(View::dense(before, n, 1)?, v.rb_mut())?;
         match &factor {
-            LowFactor::Cholesky(f) => f.solve_on(be, v.rb_mut())?,
-            LowFactor::Lu(f) => f.solve_on(be, op, v.rb_mut())?,
+            LowFactor::Cholesky(f) => f.solve_wide_on(be, v.rb_mut())?,
+            LowFactor::Lu(f) => f.solve_wide_on(be, op, v.rb_mut())?,
         }
         be.scale_rows(View::dense(after, n, 1)?, v)
     };

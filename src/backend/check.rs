@@ -123,6 +123,20 @@ pub fn triangular<B: Backend, T: Elem>(
     check_disjoint(op, region_mut(b, Shape::Full), &[region(a, Shape::Triangle(uplo))])
 }
 
+/// `trsv_wide`: `A` square, `x` a row or column of its order, apart from it.
+pub fn trsv_wide<B: Backend, T: Elem>(uplo: Uplo, a: &View<'_, B, T>, x: &ViewMut<'_, B, f64>) -> Result<usize> {
+    square("trsv_wide", "A", a)?;
+    let len = x.rb().block().vector_len();
+    if len != Some(a.rows()) {
+        return Err(Error::dims(
+            "trsv_wide",
+            format!("A is {} but x is {}×{}, not a vector of its order", shape_of(a), x.rows(), x.cols()),
+        ));
+    }
+    check_disjoint("trsv_wide", region_mut(x, Shape::Full), &[region(a, Shape::Triangle(uplo))])?;
+    Ok(a.rows())
+}
+
 /// A square block to factor and a one-entry status word.
 pub fn potrf<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, info: &ViewMut<'_, B, i32>) -> Result<()> {
     square_mut("potrf", a)?;

@@ -334,6 +334,20 @@ pub trait Backend: Sized + Send + Sync + 'static {
         self.triangular(Triangular::Multiply, side, uplo, op, diag, alpha, a, b)
     }
 
+    /// Solves `op(A)·x = b` for one vector, overwriting `x` (a row or a
+    /// column): in FP64 arithmetic whatever `A`'s precision, each entry of
+    /// `A` widened exactly as it is read. The triangular solves of
+    /// refinement with a single-precision factor: the FP64 solve with the
+    /// widened factor, without a widened copy.
+    fn trsv_wide<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        a: View<'_, Self, T>,
+        x: ViewMut<'_, Self, f64>,
+    ) -> Result<()>;
+
     /// Unblocked Cholesky of the `uplo` triangle of the square block `a`, in
     /// place: `A = L·Lᵀ` (`Lower`) or `A = Uᵀ·U` (`Upper`); the other triangle
     /// is not touched. For the diagonal blocks of blocked factorizations.

@@ -257,7 +257,11 @@ impl<B: Backend, T: Scalar> Loop<'_, B, T> {
         let w1 = w.div_ceil(2).div_ceil(leaf) * leaf;
         let (k2, w2) = (k + w1, w - w1);
         self.factor_panel(be, leaves, shadow, (k, w1), info, offset)?;
-        self.update_trapezoid(be, shadow, (k2, w2), (k, w1), self.params.panel)?;
+        let compute = match self.params.panel {
+            Compute::Int8 { .. } => Compute::Native,
+            other => other,
+        };
+        self.update_trapezoid(be, shadow, (k2, w2), (k, w1), compute)?;
         self.factor_panel(be, leaves, shadow, (k2, w2), info, offset)
     }
 }

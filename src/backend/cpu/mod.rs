@@ -669,6 +669,62 @@ impl Backend for Cpu {
         Ok(())
     }
 
+    fn trsv_wide<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        a: View<'_, Cpu, T>,
+        x: ViewMut<'_, Cpu, f64>,
+    ) -> Result<()> {
+        let n = check::trsv_wide(uplo, &a, &x)?;
+        let a = mat(a);
+        let mut x = mat_mut(x);
+        let at = |i: usize, j: usize| a[(i, j)].to_f64();
+        let pivot = |j: usize| if diag == Diag::Unit { 1.0 } else { at(j, j) };
+        let mut v: Vec<f64> = (0..n).map(|k| if x.nrows() == n { x[(k, 0)] } else { x[(0, k)] }).collect();
+        // Column by column without transposition, row by row with it: A's
+        // columns are contiguous either way.
+        match (uplo, op) {
+            (Uplo::Lower, Op::NoTrans) => {
+                for j in 0..n {
+                    v[j] /= pivot(j);
+                    for i in j + 1..n {
+                        v[i] -= at(i, j) * v[j];
+                    }
+                }
+            }
+            (Uplo::Upper, Op::NoTrans) => {
+                for j in (0..n).rev() {
+                    v[j] /= pivot(j);
+                    for i in 0..j {
+                        v[i] -= at(i, j) * v[j];
+                    }
+                }
+            }
+            (Uplo::Lower, Op::Trans) => {
+                for i in (0..n).rev() {
+                    let s: f64 = (i + 1..n).map(|k| at(k, i) * v[k]).sum();
+                    v[i] = (v[i] - s) / pivot(i);
+                }
+            }
+            (Uplo::Upper, Op::Trans) => {
+                for i in 0..n {
+                    let s: f64 = (0..i).map(|k| at(k, i) * v[k]).sum();
+                    v[i] = (v[i] - s) / pivot(i);
+                }
+            }
+        }
+        for (k, value) in v.into_iter().enumerate() {
+            if x.nrows() == n {
+                x[(k, 0)] = value;
+            } else {
+                x[(0, k)] = value;
+            }
+        }
+        Ok(())
+    }
+
     fn potrf<T: Scalar>(
         &self,
         uplo: Uplo,

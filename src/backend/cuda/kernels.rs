@@ -50,6 +50,7 @@ pub const SOURCES: &[Source] = &[
     Source { name: "lu_panel_reg.cu", code: include_str!("../../../kernels/lu_panel_reg.cu") },
     Source { name: "lu_panel_cluster.cu", code: include_str!("../../../kernels/lu_panel_cluster.cu") },
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
+    Source { name: "trsv.cu", code: include_str!("../../../kernels/trsv.cu") },
     // Symmetric indefinite LDLᵀ: the panel and solves with D.
     Source { name: "ldlt.cu", code: include_str!("../../../kernels/ldlt.cu") },
     // Householder QR.

@@ -42,6 +42,7 @@ mod tensor;
 mod transfer;
 mod tridiagonal;
 mod trsm;
+mod trsv;
 pub mod vendor;
 
 pub use graph::PLAIN_RUNS;
@@ -561,6 +562,17 @@ impl Backend for Cuda {
         work: &mut CudaBuffer<T>,
     ) -> Result<()> {
         self.larfb_impl(v, t, op, c, work)
+    }
+
+    fn trsv_wide<T: Scalar>(
+        &self,
+        uplo: Uplo,
+        op: Op,
+        diag: Diag,
+        a: View<'_, Cuda, T>,
+        x: ViewMut<'_, Cuda, f64>,
+    ) -> Result<()> {
+        self.trsv_wide_impl(uplo, op, diag, a, x)
     }
 
     // LU factorization, in `cuda/lu.rs`.

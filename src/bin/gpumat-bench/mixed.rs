@@ -257,8 +257,9 @@ fn measure(
 /// alone, in µs per call, on `a` (SPD for Cholesky when `spd`, else LU):
 /// the rounding to FP32, the equilibration, the factorization in FP32 with
 /// each precision of its updates, the widening of the factor to FP64, one
-/// solve with it (two triangular solves and a copy of `n` entries), one
-/// FP64 residual, and `‖A‖∞`. The stages that work on a copy of `A` have
+/// solve with it by cuBLAS (two triangular solves and a copy of `n`
+/// entries), the same solve by `trsv_wide` on the FP32 factor (what
+/// refinement runs), one FP64 residual, and `‖A‖∞`. The stages that work on a copy of `A` have
 /// the copy's time taken off.
 fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) -> Result<Value> {
     let av = View::dense(a, n, n)?;
@@ -281,7 +282,7 @@ fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) ->
             cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
             let (buffer, status) = (BufferMut::new(&mut work), &mut ViewMut::dense(info, 1, 1)?);
             if spd {
-                let params = CholeskyParams { update, ..CholeskyParams::for_order(n) };
+                let params = CholeskyParams::for_tensor_updates(n, update);
                 cholesky::factor_in_place(cuda, Uplo::Lower, &buffer, block, status, 0, params)
             } else {
                 let (params, piv) = (LuParams { update, ..LuParams::for_order(n) }, BufferMut::new(&mut ipiv));
@@ -319,13 +320,23 @@ fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) ->
         }
         Ok(())
     })?;
+    // The same two solves as refinement takes them: FP64 arithmetic on the
+    // FP32 factor, whose entries are widened as they are read.
+    let solve_wide = us(&mut || {
+        cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+        let l = View::dense(&work, n, n)?;
+        for (uplo, op, diag) in [first, second] {
+            cuda.trsv_wide(uplo, op, diag, l, ViewMut::dense(&mut x, n, 1)?)?;
+        }
+        Ok(())
+    })?;
     let residual = us(&mut || {
         cuda.gemm(-1.0, av, Op::NoTrans, View::dense(&x, n, 1)?, Op::NoTrans, 1.0, ViewMut::dense(&mut r, n, 1)?)
     })?;
     let norm = us(&mut || cuda.norm(Norm::Inf, av).map(|_| ()))?;
     Ok(json!({
         "cast": cast, "equilibrate": equilibrate, "factor": factors, "widen": widen,
-        "solve": solve, "residual": residual, "norm_inf": norm, "copy_f32": copy32, "copy_f64": copy64,
+        "solve": solve, "solve_wide": solve_wide, "residual": residual, "norm_inf": norm, "copy_f32": copy32, "copy_f64": copy64,
         "factor_info": status[0],
     }))
 }

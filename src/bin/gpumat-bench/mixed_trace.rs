@@ -1,16 +1,17 @@
 //! `--suite mixed-trace`: where the single-precision Cholesky of a
 //! mixed-precision solve spends its time, on an SPD `randsvd` matrix of
 //! condition 1e2 rounded to FP32: the whole factorization with FP16
-//! updates at several block sizes, with the panels' own updates native and
-//! in FP16; the chain of panels alone (each block column factored with no
-//! trailing update); and the two triangular solves of a refinement step on
-//! the FP64 widened factor against the FP32 factor itself.
+//! updates, its trailing updates by block columns of two widths, with the
+//! panels' own updates native and in TF32; the chain of panels alone (each
+//! block column factored with no trailing update) at two block sizes; and
+//! the two triangular solves of a refinement step by cuBLAS on the FP64
+//! widened factor and on the FP32 factor, and by `trsv_wide`.
 
+use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
 use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Op, Side, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::Uplo;
-use gpumat::Result;
 use serde_json::{Value, json};
 
 use crate::harness::Settings;
@@ -38,32 +39,29 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             Ok(t - copy)
         };
         let base = CholeskyParams { update: Compute::Fp16, ..CholeskyParams::for_order(n) };
-        for nb in [256, 512, 1024] {
-            for panel in [Compute::Native, Compute::Fp16, Compute::Tf32] {
-                for tile in [base.update_tile, 4 * base.update_tile] {
-                    let params = CholeskyParams { block_size: nb, panel, update_tile: tile, ..base };
-                    let us = factor(&mut work, &mut info, params)?;
-                    out.push((format!("fp16 factor, nb {nb}, tile {tile}, panel {panel:?} (copy taken off)"), us));
-                }
+        for panel in [Compute::Native, Compute::Tf32] {
+            for tile in [base.update_tile, 4 * base.update_tile] {
+                let params = CholeskyParams { panel, update_tile: tile, ..base };
+                let us = factor(&mut work, &mut info, params)?;
+                let nb = params.block_size;
+                out.push((format!("fp16 factor, nb {nb}, tile {tile}, panel {panel:?} (copy taken off)"), us));
             }
         }
         // The chain of block columns with no trailing update between them,
         // each factored as the blocked loop factors its panels.
-        for nb in [256, 512, 1024] {
-            for panel in [Compute::Native, Compute::Fp16] {
-                let params = CholeskyParams { block_size: nb, panel, ..base };
-                let t = per_call(&mut || {
-                    cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
-                    let buf = BufferMut::new(&mut work);
-                    let mut status = ViewMut::dense(&mut info, 1, 1)?;
-                    for k in (0..n).step_by(nb) {
-                        let block = Block { offset: k * n + k, rows: n - k, cols: nb.min(n - k), ld: n };
-                        cholesky::factor_in_place(cuda, Uplo::Lower, &buf, block, &mut status, 0, params)?;
-                    }
-                    Ok(())
-                })?;
-                out.push((format!("panels alone, nb {nb}, panel {panel:?}"), t - copy));
-            }
+        for nb in [256, 1024] {
+            let params = CholeskyParams { block_size: nb, ..base };
+            let t = per_call(&mut || {
+                cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
+                let buf = BufferMut::new(&mut work);
+                let mut status = ViewMut::dense(&mut info, 1, 1)?;
+                for k in (0..n).step_by(nb) {
+                    let block = Block { offset: k * n + k, rows: n - k, cols: nb.min(n - k), ld: n };
+                    cholesky::factor_in_place(cuda, Uplo::Lower, &buf, block, &mut status, 0, params)?;
+                }
+                Ok(())
+            })?;
+            out.push((format!("panels alone, nb {nb}"), t - copy));
         }
         // The two triangular solves of a refinement step.
         factor(&mut work, &mut info, base)?;
@@ -91,6 +89,22 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             cuda.cast(View::dense(&x32, n, 1)?, ViewMut::dense(&mut x, n, 1)?)
         })?;
         out.push(("two FP32 trsv on the FP32 factor, the vector cast both ways".into(), t));
+        // As refinement takes them: FP64 arithmetic on the FP32 factor, for
+        // Cholesky's two triangles and for LU's.
+        let triangles = [
+            ("Cholesky's", [(Uplo::Lower, Op::NoTrans, Diag::NonUnit), (Uplo::Lower, Op::Trans, Diag::NonUnit)]),
+            ("LU's", [(Uplo::Lower, Op::NoTrans, Diag::Unit), (Uplo::Upper, Op::NoTrans, Diag::NonUnit)]),
+        ];
+        for (whose, pair) in triangles {
+            let t = per_call(&mut || {
+                cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+                for (uplo, op, diag) in pair {
+                    cuda.trsv_wide(uplo, op, diag, View::dense(&work, n, n)?, ViewMut::dense(&mut x, n, 1)?)?;
+                }
+                Ok(())
+            })?;
+            out.push((format!("two trsv_wide on the FP32 factor, {whose} triangles"), t));
+        }
         for (what, us) in out {
             println!("n {n}: {what}: {us:.1} µs");
             rows.push(json!({"op": format!("mixed-trace {what}"), "n": n, "us_per_call": us}));

@@ -26,13 +26,20 @@ pub struct CholeskyParams {
     pub update: Compute,
     /// The multiplications of the updates inside each block column's
     /// recursive factorization. `Native` keeps the panels, the critical
-    /// path, in the working precision.
+    /// path, in the working precision. FP64 products from INT8 products
+    /// pay only on large products: `Int8` panels take native ones.
     pub panel: Compute,
 }
 
 impl Default for CholeskyParams {
     fn default() -> Self {
-        CholeskyParams { block_size: 512, leaf_size: 64, update_tile: 1024, update: Compute::Native, panel: Compute::Native }
+        CholeskyParams {
+            block_size: 512,
+            leaf_size: 64,
+            update_tile: 1024,
+            update: Compute::Native,
+            panel: Compute::Native,
+        }
     }
 }
 
@@ -57,11 +64,32 @@ impl CholeskyParams {
         CholeskyParams { block_size, leaf_size: 64, update_tile, update: Compute::Native, panel: Compute::Native }
     }
 
+    /// The blocking for a single-precision factor of order `n` whose
+    /// trailing updates multiply in `update` on the tensor cores, as the
+    /// preconditioner of a mixed-precision solve. Measured on an H200
+    /// (`bench/results/2026-11-28-mixedtrace-*`): each step's trailing update
+    /// in one product, not by block columns of 2048, whose 16-bit copies and
+    /// calls cost more than the square's extra flops (16384: 18.4 → 17.3
+    /// ms; 8192: 4.9 → 4.6); and from 16384 up, TF32 products in the panels,
+    /// the critical path once the updates are fast (17.3 → 15.6 ms; at
+    /// 8192 they cost more: 4.6 → 6.8). Updates more accurate than TF32
+    /// (`Fp16x3`) keep the panels in FP32; native updates take
+    /// [`for_order`](Self::for_order)'s blocking.
+    pub fn for_tensor_updates(n: usize, update: Compute) -> Self {
+        let base = CholeskyParams { update, ..CholeskyParams::for_order(n) };
+        let panel = match update {
+            Compute::Native | Compute::Int8 { .. } => return base,
+            Compute::Fp16 | Compute::Bf16 | Compute::Tf32 if n >= 16384 => Compute::Tf32,
+            _ => Compute::Native,
+        };
+        CholeskyParams { update_tile: 4 * base.update_tile, panel, ..base }
+    }
+
     /// Whether the factorization can be recorded for replay: not with FP64
     /// updates from INT8 products, which decide on the host (the scan for
     /// NaN, the sampled count of moduli) and so cannot run in a graph.
     pub(crate) fn recordable(&self) -> bool {
-        !matches!(self.update, Compute::Int8 { .. }) && !matches!(self.panel, Compute::Int8 { .. })
+        !matches!(self.update, Compute::Int8 { .. })
     }
 }
 

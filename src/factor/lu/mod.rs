@@ -19,4 +19,4 @@ pub use determinant::Determinant;
 pub use factor::{LuParams, factor_in_place};
 pub use gauss_jordan::{Echelon, rref_in_place};
 pub use reconstruct::reconstruct;
-pub use solve::solve_in_place;
+pub use solve::{solve_in_place, solve_wide_in_place};

@@ -43,3 +43,48 @@ pub fn solve_in_place<B: Backend, T: Scalar>(
         }
     }
 }
+
+/// [`solve_in_place`] in FP64 whatever the factor's precision, a column of
+/// `b` at a time ([`Backend::trsv_wide`]): the solves of refinement with a
+/// single-precision factor.
+pub fn solve_wide_in_place<B: Backend, T: Scalar>(
+    be: &B,
+    lu: View<'_, B, T>,
+    ipiv: View<'_, B, i32>,
+    op: Op,
+    mut b: ViewMut<'_, B, f64>,
+) -> Result<()> {
+    let n = lu.rows();
+    if lu.cols() != n || b.rows() != n || ipiv.block().vector_len() != Some(n) {
+        return Err(Error::dims(
+            "lu::solve_wide",
+            format!(
+                "LU is {n}×{}, B is {}×{}, ipiv has {:?} entries",
+                lu.cols(),
+                b.rows(),
+                b.cols(),
+                ipiv.block().vector_len()
+            ),
+        ));
+    }
+    if op == Op::NoTrans {
+        be.laswp(b.rb_mut(), ipiv, 0, false)?;
+    }
+    for j in 0..b.cols() {
+        let mut x = b.rb_mut().sub_mut(0, j, n, 1)?;
+        match op {
+            Op::NoTrans => {
+                be.trsv_wide(Uplo::Lower, Op::NoTrans, Diag::Unit, lu, x.rb_mut())?;
+                be.trsv_wide(Uplo::Upper, Op::NoTrans, Diag::NonUnit, lu, x)?;
+            }
+            Op::Trans => {
+                be.trsv_wide(Uplo::Upper, Op::Trans, Diag::NonUnit, lu, x.rb_mut())?;
+                be.trsv_wide(Uplo::Lower, Op::Trans, Diag::Unit, lu, x)?;
+            }
+        }
+    }
+    if op == Op::Trans {
+        be.laswp(b, ipiv, 0, true)?;
+    }
+    Ok(())
+}
