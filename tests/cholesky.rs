@@ -123,6 +123,27 @@ fn fp64_updates_from_integer_products_keep_the_bound() {
     }
 }
 
+/// An FP32 factor whose trailing updates and panel products run on the
+/// tensor cores (a mixed-precision solve's preconditioner): the bound of
+/// the products' unit roundoff, `‖A − LLᵀ‖/‖A‖ ≤ 10·n·u` with `u = 2⁻¹¹`
+/// (FP16, TF32) or `2⁻⁸` (BF16), in both storages.
+#[test]
+fn tensor_core_panels_keep_their_precision_bound() {
+    use gpumat::backend::Compute;
+    for (compute, unit) in
+        [(Compute::Fp16, 2f64.powi(-11)), (Compute::Tf32, 2f64.powi(-11)), (Compute::Bf16, 2f64.powi(-8))]
+    {
+        for (n, nb) in [(129, 64), (200, 128)] {
+            let bound = 10.0 * n as f64 * unit;
+            let params =
+                CholeskyParams { block_size: nb, leaf_size: 8, update_tile: 16, update: compute, panel: compute };
+            let (fe, be) = check::<f32>(&random_spd(n as u64, n), n, params);
+            assert!(fe <= bound, "{compute:?} n={n}: ‖A − LLᵀ‖/‖A‖ = {fe:e} > {bound:e}");
+            assert!(be <= bound, "{compute:?} n={n}: backward error {be:e} > {bound:e}");
+        }
+    }
+}
+
 #[test]
 fn chosen_spectra_up_to_condition_1e12() {
     let n = 150;
