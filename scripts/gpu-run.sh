@@ -90,6 +90,13 @@ for t in .gpu/bin/test-*; do
     env ${loading:+CUDA_MODULE_LOADING=$loading} "$t" --test-threads=1 --include-ignored > "$OUT/$name.log" 2>&1
     summary+=("$name (rc $?): $(grep -E '^test result' "$OUT/$name.log" | tail -1)")
 done
+# Suites whose work is recorded for replay, again on several threads sharing
+# the device, as a program that factors from several threads does.
+for name in test-cholesky test-ldlt test-swe; do
+    [ -n "${SKIP_TESTS:-}" ] || [ ! -x ".gpu/bin/$name" ] && continue
+    ".gpu/bin/$name" --include-ignored > "$OUT/$name-threads.log" 2>&1
+    summary+=("$name on several threads (rc $?): $(grep -E '^test result' "$OUT/$name-threads.log" | tail -1)")
+done
 # scaled_gram again with narrow block columns and short chunks of depth, so
 # that small tests take every path (several panels and chunks, both queues).
 if [ -z "${SKIP_TESTS:-}" ] && [ -x .gpu/bin/test-scaled_gram ]; then

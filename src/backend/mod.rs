@@ -195,15 +195,17 @@ pub trait Backend: Sized + Send + Sync + 'static {
     fn mark(&self) -> Result<Self::Mark>;
     /// Work enqueued on `self` from now on waits for the work before `mark`.
     fn wait_mark(&self, mark: &Self::Mark) -> Result<()>;
-    /// Runs `enqueue`, whose work (on this queue, and on the side queue
-    /// joined before it returns) is the same whenever `key` is: the key
-    /// names the operation, its shapes and parameters, and the memory it
-    /// uses. A GPU backend may record the work when a key comes back and
-    /// replay the recording from then on, at the cost of one launch instead
-    /// of one per call. The CPU backend runs `enqueue`.
-    fn replay(&self, key: &str, enqueue: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    /// Runs `enqueue` on a queue that it is given and that is ordered
+    /// after this one's work and before what follows on it; its work (on
+    /// that queue, and on that queue's side queue joined before it returns)
+    /// is the same whenever `key` is: the key names the operation, its
+    /// shapes and parameters, and the memory it uses. A GPU backend may
+    /// record the work when a key comes back and replay the recording from
+    /// then on, at the cost of one launch instead of one per call. The CPU
+    /// backend runs `enqueue` on itself.
+    fn replay(&self, key: &str, enqueue: &mut dyn FnMut(&Self) -> Result<()>) -> Result<()> {
         let _ = key;
-        enqueue()
+        enqueue(self)
     }
 
     /// Makes this backend's device current on the calling thread, for a

@@ -153,7 +153,7 @@ impl Model {
             key += &format!(" {:#x}", m.view::<B>()?.buffer().id());
         }
         key += &format!(" {:#x}", B::buffer(&self.info)?.id());
-        be.replay(&key, &mut || self.enqueue_step(be))
+        be.replay(&key, &mut |q| self.enqueue_step(q))
     }
 
     /// The passes of one step. The `x` sweep starts from `z` and leaves

@@ -6,12 +6,17 @@
 //! graph is launched instead: one launch (H100, Cholesky: 7 % faster at
 //! n = 4096, 5 % at 8192).
 //!
-//! A key must name everything the enqueued work depends on, device
-//! addresses included; what the work uses besides (the side queue, cuBLAS's
-//! workspace, `potrf_panel`'s counter) lives as long as this `Cuda`, and was
-//! created by the first, ordinary run. Kernel nodes keep the priority of
-//! the queue they were captured from, so the panels stay ahead of the
-//! trailing updates. `GPUMAT_GRAPHS=0` turns recording off.
+//! Work is captured and replayed on a queue of its own, the recorder,
+//! ordered after the main queue's work and before what follows by events:
+//! a capture on the main queue would also take whatever other threads
+//! enqueue there meanwhile, and replay it with their (by then freed)
+//! memory. A key must name everything the enqueued work depends on, device
+//! addresses included; what the work uses besides (the recorder's side
+//! queue, cuBLAS's workspace, `potrf_panel`'s counter) lives as long as
+//! this `Cuda`, and was created by an ordinary run on the recorder just
+//! before the capture. Kernel nodes keep the priority of the queue they
+//! were captured from, so the panels stay ahead of the trailing updates.
+//! `GPUMAT_GRAPHS=0` turns recording off.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -21,6 +26,7 @@ use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 
 use super::{Cuda, driver};
 use crate::Result;
+use crate::backend::Backend;
 
 /// Runs of a key enqueued call by call before its work is captured. A
 /// capture and instantiation costs the host what several replays save (H100,
@@ -48,15 +54,17 @@ pub(super) struct Graph(CudaGraph);
 unsafe impl Send for Graph {}
 
 impl Cuda {
-    pub(super) fn replay_impl(&self, key: &str, enqueue: &mut dyn FnMut() -> Result<()>) -> Result<()> {
-        // Work nested in a capture is part of it; without recording, run it.
-        if !self.record_graphs.load(Ordering::Acquire) || self.capturing.load(Ordering::Acquire) {
-            return enqueue();
+    pub(super) fn replay_impl(&self, key: &str, enqueue: &mut dyn FnMut(&Cuda) -> Result<()>) -> Result<()> {
+        if !self.record_graphs.load(Ordering::Acquire) {
+            return enqueue(self);
         }
         let mut rec = self.recordings.lock().unwrap_or_else(|p| p.into_inner());
         match rec.graphs.get(key) {
-            Some(Some(graph)) => return graph.0.launch().map_err(driver("launching a recorded graph")),
-            Some(None) => return enqueue(),
+            Some(Some(graph)) => return self.replay_graph(graph),
+            Some(None) => {
+                drop(rec);
+                return enqueue(self);
+            }
             None => {}
         }
         if rec.runs.len() >= CAPACITY || rec.graphs.len() >= CAPACITY {
@@ -66,27 +74,47 @@ impl Cuda {
         if *runs < PLAIN_RUNS {
             *runs += 1;
             drop(rec);
-            return enqueue();
+            return enqueue(self);
         }
         rec.runs.remove(key);
-        let graph = self.capture(enqueue);
-        let launched = match &graph {
-            Some(g) => g.0.launch().map_err(driver("launching a recorded graph")),
-            // Nothing ran: enqueue it call by call (and report its errors).
-            None => enqueue(),
-        };
+        // This call's work runs on the recorder, call by call: that run also
+        // creates what the work needs besides its operands (the recorder's
+        // side queue, scratch, counters), which a capture could not.
+        let recorder = self.recorder()?;
+        recorder.wait_for(self)?;
+        enqueue(recorder)?;
+        self.wait_for(recorder)?;
+        let graph = recorder.capture(enqueue);
         rec.graphs.insert(key.to_string(), graph);
-        launched
+        Ok(())
     }
 
-    /// `enqueue`'s work as a graph, not run; `None` if it failed or the
-    /// driver could not capture it (the work is then still to be done).
-    fn capture(&self, enqueue: &mut dyn FnMut() -> Result<()>) -> Option<Graph> {
+    /// The recorder's queue: ordered as the main one, at its priority.
+    fn recorder(&self) -> Result<&Cuda> {
+        if let Some(recorder) = self.recorder.get() {
+            return Ok(recorder);
+        }
+        let recorder = Box::new(self.fork(true)?);
+        Ok(self.recorder.get_or_init(|| recorder))
+    }
+
+    /// Launches `graph` (on the recorder, where it was captured) between
+    /// this queue's work before and after.
+    fn replay_graph(&self, graph: &Graph) -> Result<()> {
+        let recorder = self.recorder()?;
+        recorder.wait_for(self)?;
+        graph.0.launch().map_err(driver("launching a recorded graph"))?;
+        self.wait_for(recorder)
+    }
+
+    /// `enqueue`'s work on this queue as a graph, not run; `None` if it
+    /// failed or the driver could not capture it. Only this thread enqueues
+    /// on this queue (the recorder, under the `Recordings` lock), so the
+    /// capture takes nothing else.
+    fn capture(&self, enqueue: &mut dyn FnMut(&Cuda) -> Result<()>) -> Option<Graph> {
         let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
         self.stream.begin_capture(mode).ok()?;
-        self.capturing.store(true, Ordering::Release);
-        let enqueued = enqueue();
-        self.capturing.store(false, Ordering::Release);
+        let enqueued = enqueue(self);
         let flags = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
         let graph = self.stream.end_capture(flags);
         enqueued.ok()?;

@@ -97,9 +97,12 @@ pub struct Cuda {
     /// Whether `replay` records graphs here (only on the main queue, and
     /// only when the tuning says so).
     record_graphs: AtomicBool,
-    /// Work recorded by `replay`, and whether a capture is under way.
+    /// Work recorded by `replay`.
     recordings: Mutex<graph::Recordings>,
-    capturing: AtomicBool,
+    /// The queue that `replay` records on and replays from, created on
+    /// first use: a capture on this queue would also take what other
+    /// threads enqueue here meanwhile.
+    recorder: OnceLock<Box<Cuda>>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`
@@ -206,7 +209,7 @@ impl Backend for Cuda {
         Ok(self.sibling.get_or_init(|| sibling))
     }
 
-    fn replay(&self, key: &str, enqueue: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    fn replay(&self, key: &str, enqueue: &mut dyn FnMut(&Self) -> Result<()>) -> Result<()> {
         self.replay_impl(key, enqueue)
     }
 

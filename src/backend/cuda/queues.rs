@@ -75,7 +75,7 @@ impl Cuda {
             peers: Arc::new(AtomicBool::new(false)),
             record_graphs: AtomicBool::new(tuning.graphs),
             recordings: Mutex::default(),
-            capturing: AtomicBool::new(false),
+            recorder: OnceLock::new(),
         };
         cuda.keep_pool()?;
         Ok(cuda)
@@ -108,7 +108,7 @@ impl Cuda {
             peers: self.peers.clone(),
             record_graphs: AtomicBool::new(false),
             recordings: Mutex::default(),
-            capturing: AtomicBool::new(false),
+            recorder: OnceLock::new(),
         })
     }
 

@@ -151,9 +151,9 @@ pub(super) fn factor_triangle<B: Backend, T: Scalar>(
         info.buffer().id(),
         info.block()
     );
-    let mut enqueue = || symmetric::factor(be, tri, a, Leaves::Cholesky, info, offset, params);
+    let mut enqueue = |q: &B| symmetric::factor(q, tri, a, Leaves::Cholesky, info, offset, params);
     if !params.recordable() {
-        return enqueue();
+        return enqueue(be);
     }
     be.replay(&key, &mut enqueue)
 }

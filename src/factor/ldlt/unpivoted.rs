@@ -50,12 +50,12 @@ pub(super) fn factor<B: Backend, T: Scalar>(
         work.info.buffer().id()
     );
     be.fill(work.info.rb_mut(), 0)?;
-    let mut enqueue = || {
+    let mut enqueue = |q: &B| {
         let leaves = Leaves::Ldlt { d: d.rb_mut(), tol, w: [&work.w[0], &work.w[1]], dmat: &work.leaf };
-        symmetric::factor(be, *tri, a, leaves, &mut work.info, 0, params)
+        symmetric::factor(q, *tri, a, leaves, &mut work.info, 0, params)
     };
     if !params.recordable() {
-        return enqueue();
+        return enqueue(be);
     }
     be.replay(&key, &mut enqueue)
 }
