@@ -14,6 +14,12 @@
 //   columns' moved entries are loaded, then stored. Launch: 1-D, any grid
 //   (a grid-stride loop over batches of columns), blockDim.x =
 //   LASWP_THREADS.
+//
+// permute_rows_{f32,f64}(src, lds, dst, ldd, rows, cols, perm, incp, inverse):
+//   dst(i, :) = src(perm[i], :), or with inverse != 0 dst(perm[i], :) =
+//   src(i, :), perm 0-based at stride incp; an entry outside 0..rows leaves
+//   NaN (gather) or nothing (scatter). src and dst must not overlap. Any 1-D
+//   grid (common.cuh: for_each_entry).
 
 #include "lu.cuh"
 
@@ -40,4 +46,42 @@ extern "C" __global__ void laswp_f32(float* a, long long ld, long long m, long l
 extern "C" __global__ void laswp_f64(double* a, long long ld, long long m, long long n, const int* ipiv,
                                      long long incp, long long first, long long k, long long shift, int reverse) {
     laswp_impl(a, ld, m, n, ipiv, incp, first, k, shift, reverse);
+}
+
+template <typename T>
+__device__ void permute_rows_impl(const T* src, long long lds, T* dst, long long ldd, long long rows, long long cols,
+                                  const int* perm, long long incp, int inverse) {
+    const auto row = [&](long long i) {
+        const long long p = perm[i * incp];
+        return p >= 0 && p < rows ? p : -1;
+    };
+    if (inverse) {
+        for_each_entry<4>(rows, cols, [&](long long i, long long j) { return src[i + j * lds]; },
+                          [&](long long i, long long j, T v) {
+                              const long long p = row(i);
+                              if (p >= 0) dst[p + j * ldd] = v;
+                              return true;
+                          });
+    } else {
+        for_each_entry<4>(rows, cols,
+                          [&](long long i, long long j) {
+                              const long long p = row(i);
+                              return p >= 0 ? src[p + j * lds] : T(__longlong_as_double(0x7ff8000000000000LL));
+                          },
+                          [&](long long i, long long j, T v) {
+                              dst[i + j * ldd] = v;
+                              return true;
+                          });
+    }
+}
+
+extern "C" __global__ void permute_rows_f32(const float* src, long long lds, float* dst, long long ldd, long long rows,
+                                            long long cols, const int* perm, long long incp, int inverse) {
+    permute_rows_impl(src, lds, dst, ldd, rows, cols, perm, incp, inverse);
+}
+
+extern "C" __global__ void permute_rows_f64(const double* src, long long lds, double* dst, long long ldd,
+                                            long long rows, long long cols, const int* perm, long long incp,
+                                            int inverse) {
+    permute_rows_impl(src, lds, dst, ldd, rows, cols, perm, incp, inverse);
 }

@@ -174,6 +174,8 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("lu_panel_block.cu", format!("getrf_panel_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, I32, "f64"]);
         // laswp(a, ld, m, n, ipiv, incp, first, k, shift, reverse)
         add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I64, I32]);
+        // permute_rows(src, lds, dst, ldd, rows, cols, perm, incp, inverse)
+        add("lu.cu", format!("permute_rows_{t}"), vec![P, I64, P, I64, I64, I64, P, I64, I32]);
         // The panel kernels of many blocks: getrf_panel's arguments, then
         // grid: part_v, part_i, stage, bar; ll: cells, epoch; reg: cells,
         // epoch, left, right; cluster: left, right.

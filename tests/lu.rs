@@ -578,3 +578,46 @@ fn every_panel_kernel_factors_alike() {
         assert_eq!(p, pivots, "{panel:?}: other pivots than the default choice");
     }
 }
+
+/// `permute_rows` with `lu::permutation` of the pivots is `laswp`, forward
+/// and reversed, exactly: on single vectors and a few columns, on blocks
+/// inside a larger buffer; the pivots as partial pivoting leaves them.
+#[test]
+fn pivots_as_one_permutation_match_laswp() {
+    let dev = device();
+    gpumat::with_backend!(dev, be => {
+        for m in [1, 7, 300, 5000, 20000] {
+            let mut r = rng(m as u64);
+            let ipiv: Vec<i32> = (0..m).map(|i| r.random_range(i..m) as i32 + 1).collect();
+            let perm = lu::permutation(&ipiv).unwrap();
+            let (dp, dq) = (be.upload(&ipiv).unwrap(), be.upload(&perm).unwrap());
+            for w in [1, 3] {
+                let (ld, off) = (m + 3, 2);
+                let c: Vec<f64> = (0..off + ld * w).map(|i| i as f64).collect();
+                let block = Block { offset: off, rows: m, cols: w, ld };
+                for reverse in [false, true] {
+                    let (mut by_swaps, mut at_once) = (be.upload(&c).unwrap(), be.upload(&c).unwrap());
+                    let pv = View::dense(&dp, m, 1).unwrap();
+                    be.laswp(ViewMut::new(&mut by_swaps, block).unwrap(), pv, 0, reverse).unwrap();
+                    let qv = View::dense(&dq, m, 1).unwrap();
+                    be.permute_rows(qv, reverse, ViewMut::new(&mut at_once, block).unwrap()).unwrap();
+                    let (mut x, mut y) = (vec![0.0; c.len()], vec![0.0; c.len()]);
+                    be.download(&by_swaps, &mut x).unwrap();
+                    be.download(&at_once, &mut y).unwrap();
+                    assert_eq!(x, y, "m = {m}, {w} columns, reverse = {reverse}");
+                }
+            }
+        }
+        // One index for every row, or an error that says so.
+        let (q, mut b) = (be.upload(&[0i32, 1]).unwrap(), be.upload(&[1.0f64; 3]).unwrap());
+        match be.permute_rows(View::dense(&q, 2, 1).unwrap(), false, ViewMut::dense(&mut b, 3, 1).unwrap()) {
+            Err(Error::DimensionMismatch { .. }) => {}
+            other => panic!("2 indices for 3 rows: {other:?}"),
+        }
+    });
+    // Pivots outside 1..=n are named.
+    for bad in [vec![0], vec![2], vec![1, 3]] {
+        let e = lu::permutation(&bad).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{bad:?}: {e:?}");
+    }
+}

@@ -23,7 +23,7 @@ use crate::backend::{Backend, Compute, Op, Pivoting, View, ViewMut};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::condition;
 use crate::factor::equilibrate::{self, Scaling, pow2};
-use crate::factor::lu::LuParams;
+use crate::factor::lu::{LuParams, permutation};
 use crate::solve::refine::{self, RefineParams, Refinement, Steps};
 use crate::{Error, Result};
 
@@ -314,6 +314,12 @@ fn low_precision<B: Resident>(
         be.upload(&exps.iter().map(|&e| pow2(e + extra)).collect::<Vec<_>>())
     };
     let (r, c) = (powers(&scaling.rows, 0)?, powers(&scaling.cols, global)?);
+    // The LU's interchanges as one permutation, formed once for the many
+    // solves to come.
+    let rows = match &factor {
+        LowFactor::Lu(f) => be.upload(&permutation(&f.pivots()?)?)?,
+        LowFactor::Cholesky(_) => be.alloc::<i32>(0)?,
+    };
     // The triangular solves run in FP64 on the FP32 factor, its entries
     // widened as they are read (`trsv_wide`): GMRES needs M⁻¹ to be one
     // fixed operator, which FP32 solves are not once
@@ -325,7 +331,7 @@ fn low_precision<B: Resident>(
         be.scale_rows(View::dense(before, n, 1)?, v.rb_mut())?;
         match &factor {
             LowFactor::Cholesky(f) => f.solve_wide_on(be, v.rb_mut())?,
-            LowFactor::Lu(f) => f.solve_wide_on(be, op, v.rb_mut())?,
+            LowFactor::Lu(f) => f.solve_wide_on(be, op, View::dense(&rows, n, 1)?, v.rb_mut())?,
         }
         be.scale_rows(View::dense(after, n, 1)?, v)
     };

@@ -415,6 +415,15 @@ pub fn laswp<B: Backend, T: Elem>(a: &ViewMut<'_, B, T>, ipiv: &View<'_, B, i32>
     Ok(k)
 }
 
+/// `permute_rows`: one index for every row of `B`.
+pub fn permute_rows<B: Backend, T: Elem>(perm: &View<'_, B, i32>, b: &ViewMut<'_, B, T>) -> Result<()> {
+    let len = vector("permute_rows", perm)?;
+    if len != b.rows() {
+        return Err(Error::dims("permute_rows", format!("{len} indices for a block of {} rows", b.rows())));
+    }
+    Ok(())
+}
+
 /// `scaled_syrk`: `C` of `A`'s rows, `d` of `A`'s columns, `C` disjoint from both.
 pub fn scaled_syrk<B: Backend, T: Elem>(
     uplo: Uplo,

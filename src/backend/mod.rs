@@ -531,6 +531,16 @@ pub trait Backend: Sized + Send + Sync + 'static {
         reverse: bool,
     ) -> Result<()>;
 
+    /// `B := P·B` for the permutation `perm` of `B`'s rows (0-based): row
+    /// `i` of the result is row `perm[i]` of `B`, or with `inverse`, row
+    /// `perm[i]` of the result is row `i` of `B`. One pass, where
+    /// [`laswp`](Self::laswp) follows the interchanges one after another:
+    /// for solves repeated on single vectors with one LU factor
+    /// ([`lu::permutation`](crate::factor::lu::permutation) forms its
+    /// rows' permutation once). A GPU gives a row whose index lies outside
+    /// `B` NaN (and skips it with `inverse`); the CPU refuses it.
+    fn permute_rows<T: Scalar>(&self, perm: View<'_, Self, i32>, inverse: bool, b: ViewMut<'_, Self, T>) -> Result<()>;
+
     // Symmetric indefinite LDLᵀ: the trailing update, the panel and `D`.
 
     /// `C := α·op(A)·op(B)ᵀ + β·C` on the `uplo` triangle of `C` only

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::{Cpu, PARALLEL_MIN, mat_mut};
 use crate::backend::{Pivoting, View, ViewMut, check};
-use crate::{Result, Scalar};
+use crate::{Error, Result, Scalar};
 
 /// Entry `k` of a vector block of `i32`, as a raw pointer.
 fn pivot_ptr(v: &View<'_, Cpu, i32>, k: usize) -> *mut i32 {
@@ -100,6 +100,48 @@ pub(super) fn getrf_panel<T: Scalar>(
         if *first == 0 {
             *first = i32::try_from(offset + j + 1).unwrap_or(i32::MAX);
         }
+    }
+    Ok(())
+}
+
+/// `B := P·B` by the permutation `perm` (0-based; `inverse`: its inverse),
+/// each column gathered from a copy of it. `perm` must be a permutation.
+pub(super) fn permute_rows<T: Scalar>(perm: View<'_, Cpu, i32>, inverse: bool, b: ViewMut<'_, Cpu, T>) -> Result<()> {
+    check::permute_rows(&perm, &b)?;
+    let m = b.rows();
+    let mut seen = vec![false; m];
+    let mut p = Vec::with_capacity(m);
+    for i in 0..m {
+        // SAFETY: in bounds (checked); perm is another buffer, not written.
+        let v = unsafe { *pivot_ptr(&perm, i) };
+        match usize::try_from(v).ok().filter(|&q| q < m && !seen[q]) {
+            Some(q) => {
+                seen[q] = true;
+                p.push(q);
+            }
+            None => {
+                return Err(Error::InvalidArgument(format!(
+                    "permute_rows: index {v} at {i} is outside 0..{m} or repeated, not a permutation"
+                )));
+            }
+        }
+    }
+    let apply = |c: faer::ColMut<'_, T>| {
+        let c = c.try_as_col_major_mut().expect("unit row stride").as_slice_mut();
+        let old = c.to_vec();
+        for (i, &q) in p.iter().enumerate() {
+            if inverse {
+                c[q] = old[i];
+            } else {
+                c[i] = old[q];
+            }
+        }
+    };
+    let mut b = mat_mut(b);
+    if m * b.ncols() >= PARALLEL_MIN {
+        b.par_col_chunks_mut(1).for_each(|c| apply(c.col_mut(0)));
+    } else {
+        b.as_mut().col_iter_mut().for_each(apply);
     }
     Ok(())
 }

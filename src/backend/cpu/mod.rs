@@ -888,6 +888,10 @@ impl Backend for Cpu {
         lu::laswp(a, ipiv, shift, reverse)
     }
 
+    fn permute_rows<T: Scalar>(&self, perm: View<'_, Cpu, i32>, inverse: bool, b: ViewMut<'_, Cpu, T>) -> Result<()> {
+        lu::permute_rows(perm, inverse, b)
+    }
+
     // LDLᵀ: `syrkx` here, the panel and `D` in `cpu/ldlt.rs`.
 
     fn syrkx<T: Scalar>(

@@ -8,7 +8,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::launch::stride;
-use super::{Arg, Cuda, n, ptr_mut, raw};
+use super::{Arg, Cuda, MAX_BLOCKS, grid_1d, n, ptr, ptr_mut, raw};
 use crate::backend::tuning::LuPanel;
 use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
@@ -331,5 +331,35 @@ impl Cuda {
             self.launch("lu", &format!("laswp_{}", T::NAME), cfg, &args)?;
         }
         Ok(())
+    }
+
+    /// [`Backend::permute_rows`](crate::backend::Backend::permute_rows): a
+    /// copy of `B`, then one gather (or scatter) from it back into `B`.
+    pub(super) fn lu_permute_rows<T: Scalar>(
+        &self,
+        perm: View<'_, Cuda, i32>,
+        inverse: bool,
+        b: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        use crate::backend::Backend;
+        check::permute_rows(&perm, &b)?;
+        let (rows, cols) = (b.rows(), b.cols());
+        if rows == 0 || cols == 0 {
+            return Ok(());
+        }
+        let mut copy = self.buffer::<T>(rows * cols, false)?;
+        self.copy(b.rb(), ViewMut::dense(&mut copy, rows, cols)?)?;
+        let args = [
+            Arg::Ptr(copy.ptr),
+            n(rows),
+            ptr_mut(&b),
+            n(b.block().ld),
+            n(rows),
+            n(cols),
+            ptr(&perm),
+            n(stride(perm.block())),
+            Arg::I32(inverse as i32),
+        ];
+        self.launch("lu", &format!("permute_rows_{}", T::NAME), grid_1d(rows * cols, MAX_BLOCKS), &args)
     }
 }

@@ -614,6 +614,10 @@ impl Backend for Cuda {
         self.lu_laswp(a, ipiv, shift, reverse)
     }
 
+    fn permute_rows<T: Scalar>(&self, perm: View<'_, Cuda, i32>, inverse: bool, b: ViewMut<'_, Cuda, T>) -> Result<()> {
+        self.lu_permute_rows(perm, inverse, b)
+    }
+
     // LDLᵀ: the panel and `D`, in `cuda/ldlt.rs` (`syrkx` with cuBLAS above).
 
     fn sytrf_panel<T: Scalar>(

@@ -105,6 +105,20 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             })?;
             out.push((format!("two trsv_wide on the FP32 factor, {whose} triangles"), t));
         }
+        // The row interchanges of an LU's solve, on one vector, by pivots
+        // as partial pivoting leaves them (row i with one at or below it).
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let pivots: Vec<i32> = (0..n)
+            .map(|i| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (i + (state >> 33) as usize % (n - i) + 1) as i32
+            })
+            .collect();
+        let ipiv = cuda.upload(&pivots)?;
+        for reverse in [false, true] {
+            let t = per_call(&mut || cuda.laswp(ViewMut::dense(&mut x, n, 1)?, View::dense(&ipiv, n, 1)?, 0, reverse))?;
+            out.push((format!("laswp of one vector, {n} pivots{}", if reverse { ", reversed" } else { "" }), t));
+        }
         for (what, us) in out {
             println!("n {n}: {what}: {us:.1} µs");
             rows.push(json!({"op": format!("mixed-trace {what}"), "n": n, "us_per_call": us}));

@@ -11,6 +11,7 @@ mod condition;
 mod determinant;
 mod factor;
 mod gauss_jordan;
+mod permutation;
 mod reconstruct;
 mod solve;
 
@@ -18,5 +19,6 @@ pub use condition::rcond;
 pub use determinant::Determinant;
 pub use factor::{LuParams, factor_in_place};
 pub use gauss_jordan::{Echelon, rref_in_place};
+pub use permutation::permutation;
 pub use reconstruct::reconstruct;
 pub use solve::{solve_in_place, solve_wide_in_place};

@@ -45,30 +45,34 @@ pub fn solve_in_place<B: Backend, T: Scalar>(
 }
 
 /// [`solve_in_place`] in FP64 whatever the factor's precision, a column of
-/// `b` at a time ([`Backend::trsv_wide`]): the solves of refinement with a
-/// single-precision factor.
+/// `b` at a time ([`Backend::trsv_wide`]), the interchanges applied as the
+/// one permutation `rows` ([`permutation`](super::permutation) of the
+/// pivots): the solves of refinement with a single-precision factor, many
+/// on single vectors, where `laswp` would follow the `n` interchanges one
+/// after another each time (H200, n = 16384: 2.1 ms, the two triangular
+/// solves 1.2).
 pub fn solve_wide_in_place<B: Backend, T: Scalar>(
     be: &B,
     lu: View<'_, B, T>,
-    ipiv: View<'_, B, i32>,
+    rows: View<'_, B, i32>,
     op: Op,
     mut b: ViewMut<'_, B, f64>,
 ) -> Result<()> {
     let n = lu.rows();
-    if lu.cols() != n || b.rows() != n || ipiv.block().vector_len() != Some(n) {
+    if lu.cols() != n || b.rows() != n || rows.block().vector_len() != Some(n) {
         return Err(Error::dims(
             "lu::solve_wide",
             format!(
-                "LU is {n}×{}, B is {}×{}, ipiv has {:?} entries",
+                "LU is {n}×{}, B is {}×{}, the permutation has {:?} entries",
                 lu.cols(),
                 b.rows(),
                 b.cols(),
-                ipiv.block().vector_len()
+                rows.block().vector_len()
             ),
         ));
     }
     if op == Op::NoTrans {
-        be.laswp(b.rb_mut(), ipiv, 0, false)?;
+        be.permute_rows(rows, false, b.rb_mut())?;
     }
     for j in 0..b.cols() {
         let mut x = b.rb_mut().sub_mut(0, j, n, 1)?;
@@ -84,7 +88,7 @@ pub fn solve_wide_in_place<B: Backend, T: Scalar>(
         }
     }
     if op == Op::Trans {
-        be.laswp(b, ipiv, 0, true)?;
+        be.permute_rows(rows, true, b)?;
     }
     Ok(())
 }
