@@ -26,12 +26,12 @@
 // memory (in FP64, row by row in place). The chain from block to block is
 // then one product with the inverse, not a substitution of TRSV_NB
 // dependent divisions: the critical path is a flag, a tile product and a
-// matrix-vector product per block row (Du Croz and Higham 1992 bound the
-// error of such block-inverse solves; a tile's inverse is as accurate as
-// its condition allows, and here it is applied to a preconditioner's
-// factor). The block reads each tile of its row of op(A) before the part
-// of x that the tile multiplies is ready, and multiplies it once the
-// part's flag is set. Flags are read and x is loaded past L1 (__ldcg): L1
+// matrix-vector product per block row. The error of a tile's inverse grows
+// with the tile's condition (Du Croz and Higham 1992), not with the whole
+// triangle's; in FP64 on a single-precision factor it stays far below
+// the factor's own. The block reads each tile of its row of op(A) before
+// the part of x that the tile multiplies is ready, and multiplies it once
+// the part's flag is set. Flags are read and x is loaded past L1 (__ldcg): L1
 // is not coherent, and another block on the same SM may have read that
 // part of x before it was solved. Sums are formed in a fixed order, so
 // results are reproducible.

@@ -5,7 +5,8 @@
 //! panels' own updates native and in TF32; the chain of panels alone (each
 //! block column factored with no trailing update) at two block sizes; and
 //! the two triangular solves of a refinement step by cuBLAS on the FP64
-//! widened factor and on the FP32 factor, and by `trsv_wide`.
+//! widened factor and on the FP32 factor, and by `trsv_wide`; and `laswp`
+//! of one vector by as many pivots as rows.
 
 use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
