@@ -615,6 +615,15 @@ fn pivots_as_one_permutation_match_laswp() {
             other => panic!("2 indices for 3 rows: {other:?}"),
         }
     });
+    // The CPU refuses indices that are not a permutation, naming one.
+    let cpu = gpumat::backend::Cpu::new();
+    for bad in [[0i32, 0, 1], [0, 1, 3], [-1, 1, 2]] {
+        let (q, mut b) = (cpu.upload(&bad).unwrap(), cpu.upload(&[1.0f64; 3]).unwrap());
+        match cpu.permute_rows(View::dense(&q, 3, 1).unwrap(), false, ViewMut::dense(&mut b, 3, 1).unwrap()) {
+            Err(Error::InvalidArgument(why)) => assert!(why.contains("not a permutation"), "{bad:?}: {why}"),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
     // Pivots outside 1..=n are named.
     for bad in [vec![0], vec![2], vec![1, 3]] {
         let e = lu::permutation(&bad).unwrap_err();
