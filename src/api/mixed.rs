@@ -238,10 +238,12 @@ impl Matrix<f64> {
     }
 }
 
-/// A factorization in single precision.
-enum LowFactor {
+/// A factorization in single precision; an LU's with the permutation of
+/// its pivots, formed once for the many solves of refinement (`laswp`
+/// follows the pivots one after another on every vector).
+enum LowFactor<B: Resident> {
     Cholesky(Cholesky<f32>),
-    Lu(Lu<f32>),
+    Lu(Lu<f32>, B::Buffer<i32>),
 }
 
 /// Why the low-precision path gave no answer, and its steps so far.
@@ -276,9 +278,12 @@ fn low_precision<B: Resident>(
     };
     let mut scaling = None;
     let name = precision.name();
-    let lu = |low: Matrix<f32>| -> Result<std::result::Result<(Method, LowFactor), String>> {
+    let lu = |low: Matrix<f32>| -> Result<std::result::Result<(Method, LowFactor<B>), String>> {
         match low.lu_with(Pivoting::Partial, LuParams { update: compute, ..LuParams::for_order(n) }) {
-            Ok(f) => Ok(Ok((Method::Lu, LowFactor::Lu(f)))),
+            Ok(f) => {
+                let rows = be.upload(&permutation(&f.pivots()?)?)?;
+                Ok(Ok((Method::Lu, LowFactor::Lu(f, rows))))
+            }
             Err(Error::Singular { pivot }) => {
                 Ok(Err(format!("the {name} LU factorization met a zero pivot in column {pivot}")))
             }
@@ -314,12 +319,6 @@ fn low_precision<B: Resident>(
         be.upload(&exps.iter().map(|&e| pow2(e + extra)).collect::<Vec<_>>())
     };
     let (r, c) = (powers(&scaling.rows, 0)?, powers(&scaling.cols, global)?);
-    // The LU's interchanges as one permutation, formed once for the many
-    // solves to come.
-    let rows = match &factor {
-        LowFactor::Lu(f) => be.upload(&permutation(&f.pivots()?)?)?,
-        LowFactor::Cholesky(_) => be.alloc::<i32>(0)?,
-    };
     // The triangular solves run in FP64 on the FP32 factor, its entries
     // widened as they are read (`trsv_wide`): GMRES needs M⁻¹ to be one
     // fixed operator, which FP32 solves are not once
@@ -331,7 +330,7 @@ fn low_precision<B: Resident>(
         be.scale_rows(View::dense(before, n, 1)?, v.rb_mut())?;
         match &factor {
             LowFactor::Cholesky(f) => f.solve_wide_on(be, v.rb_mut())?,
-            LowFactor::Lu(f) => f.solve_wide_on(be, op, View::dense(&rows, n, 1)?, v.rb_mut())?,
+            LowFactor::Lu(f, rows) => f.solve_wide_on(be, op, View::dense(rows, n, 1)?, v.rb_mut())?,
         }
         be.scale_rows(View::dense(after, n, 1)?, v)
     };
