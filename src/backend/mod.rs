@@ -537,8 +537,9 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// [`laswp`](Self::laswp) follows the interchanges one after another:
     /// for solves repeated on single vectors with one LU factor
     /// ([`lu::permutation`](crate::factor::lu::permutation) forms its
-    /// rows' permutation once). A GPU gives a row whose index lies outside
-    /// `B` NaN (and skips it with `inverse`); the CPU refuses it.
+    /// rows' permutation once). `perm` must be a permutation: the CPU
+    /// refuses anything else; a GPU fills a row whose index lies outside `B`
+    /// with NaN (skips it with `inverse`) and does not look for repeats.
     fn permute_rows<T: Scalar>(&self, perm: View<'_, Self, i32>, inverse: bool, b: ViewMut<'_, Self, T>) -> Result<()>;
 
     // Symmetric indefinite LDLᵀ: the trailing update, the panel and `D`.
