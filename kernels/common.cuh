@@ -24,6 +24,21 @@ __device__ __forceinline__ bool is_finite(double x) { return fabs(x) <= __longlo
 // max that propagates NaN: once either side is NaN the result is NaN.
 __device__ __forceinline__ double nan_max(double a, double b) { return (b > a || is_nan(b)) ? b : a; }
 
+// The SplitMix64 finalizer (Steele, Lea and Flood 2014), the hash of the
+// counter-based random numbers (src/backend/random.rs).
+__device__ __forceinline__ unsigned long long splitmix_finalize(unsigned long long x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+// Entry (i, j) of the random matrix of `key`: uniform in [-1, 1), a multiple
+// of 2^-52, bit for bit src/backend/random.rs's uniform(key, i, j).
+__device__ __forceinline__ double random_uniform(unsigned long long key, unsigned long long i, unsigned long long j) {
+    const unsigned long long x = splitmix_finalize((i << 32 | j) ^ key);
+    return (double)(x >> 11) * 2.220446049250313080847e-16 - 1.0;
+}
+
 // The value of the lane `s` above, for warp_reduce; a file that reduces a
 // struct adds an overload for it.
 __device__ __forceinline__ double shfl_down(double v, int s) { return __shfl_down_sync(0xffffffffu, v, s); }

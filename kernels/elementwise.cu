@@ -103,13 +103,6 @@ __device__ __forceinline__ void fill_strict_triangle_impl(T* a, long long ld, lo
                 });
 }
 
-// The SplitMix64 finalizer (Steele, Lea and Flood 2014).
-__device__ __forceinline__ unsigned long long splitmix_finalize(unsigned long long x) {
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 // a(i, j) = entry (i0 + i, j0 + j) of the counter-based random matrix of
 // `key`, bit for bit that of src/backend/random.rs: the hash of the two
 // indices (the larger first when symmetric) scaled to a multiple of 2^-52 in
@@ -125,8 +118,7 @@ __device__ __forceinline__ void fill_random_impl(T* a, long long ld, long long r
                         gi = gj;
                         gj = t;
                     }
-                    unsigned long long x = splitmix_finalize((gi << 32 | gj) ^ key);
-                    return (T)((double)(x >> 11) * 2.220446049250313080847e-16 - 1.0);
+                    return (T)random_uniform(key, gi, gj);
                 },
                 [&](long long i, long long j, T v) { a[i + j * ld] = v; });
 }

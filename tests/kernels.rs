@@ -176,6 +176,10 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
         add("lu.cu", format!("laswp_{t}"), vec![P, I64, I64, I64, P, I64, I64, I64, I64, I32]);
         // permute_rows(src, lds, dst, ldd, rows, cols, perm, incp, inverse)
         add("lu.cu", format!("permute_rows_{t}"), vec![P, I64, P, I64, I64, I64, P, I64, I32]);
+        // getrf_panel_nopiv(a, ld, m, nb, ipiv, incp, info, offset, tol, arrivals)
+        add("lu_panel_nopiv.cu", format!("getrf_panel_nopiv_{t}"), vec![P, I64, I64, I64, P, I64, P, I64, "f64", P]);
+        // butterfly(a, ld, rows, cols, left_key, left, left_trans, right_key, right)
+        add("butterfly.cu", format!("butterfly_{t}"), vec![P, I64, I64, I64, I64, I32, I32, I64, I32]);
         // The panel kernels of many blocks: getrf_panel's arguments, then
         // grid: part_v, part_i, stage, bar; ll: cells, epoch; reg: cells,
         // epoch, left, right; cluster: left, right.

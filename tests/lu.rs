@@ -221,6 +221,39 @@ fn unpivoted_lu_on_safe_matrices_and_refusing_tiny_pivots() {
 }
 
 #[test]
+fn unpivoted_lu_with_wide_leaves_and_many_rows_below_them() {
+    // Leaves of 64 columns over 700 rows: on a GPU, blocks of rows below
+    // each diagonal block that each factor it themselves.
+    let n = 700;
+    let mut a = random(&mut rng(31), n, n);
+    (0..n).for_each(|i| a[i + i * n] += 2.0 * n as f64);
+    for leaf_size in [64, 48] {
+        let params = LuParams { block_size: 256, leaf_size, ..LuParams::default() };
+        for single in [false, true] {
+            let (fac, bound) = if single {
+                let f = upload::<f32>(&a, n, n).lu_with(Pivoting::None { tol: 0.0 }, params).unwrap();
+                let a32 = host(&upload::<f32>(&a, n, n));
+                (rel_error(&host(&f.reconstruct().unwrap()), &a32), 10.0 * n as f64 * u::<f32>())
+            } else {
+                let f = upload::<f64>(&a, n, n).lu_with(Pivoting::None { tol: 0.0 }, params).unwrap();
+                assert_eq!(f.pivots().unwrap(), (1..=n as i32).collect::<Vec<_>>());
+                (rel_error(&host(&f.reconstruct().unwrap()), &a), 10.0 * n as f64 * u::<f64>())
+            };
+            assert!(fac <= bound, "leaf {leaf_size}, f32 {single}: ‖A − LU‖/‖A‖ = {fac:e} > {bound:e}");
+        }
+    }
+    // A zero pivot inside a leaf, with rows below it, is named.
+    let mut b = vec![0.0; n * n];
+    (0..n).for_each(|i| b[i + i * n] = 1.0);
+    b[100 + 100 * n] = 0.0;
+    let params = LuParams { block_size: 256, leaf_size: 64, ..LuParams::default() };
+    match upload::<f64>(&b, n, n).lu_with(Pivoting::None { tol: 0.0 }, params) {
+        Err(Error::Singular { pivot }) => assert_eq!(pivot, 101),
+        other => panic!("expected Singular at 101, got {other:?}"),
+    }
+}
+
+#[test]
 fn inverse_and_gauss_jordan_solve() {
     let n = 45;
     let a = random(&mut rng(21), n, n);
@@ -628,5 +661,89 @@ fn pivots_as_one_permutation_match_laswp() {
     for bad in [vec![0], vec![2], vec![1, 3]] {
         let e = lu::permutation(&bad).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{bad:?}: {e:?}");
+    }
+}
+
+/// `W` of order `n` as a dense matrix (column-major), built from the pairs
+/// of the definition — `W₁` pairs `i` with `i + 2m`, `W₂` pairs `i` with
+/// `i + m` in each half, `m = ⌈n/4⌉` — not from the backends' quads.
+fn dense_butterfly(key: u64, n: usize) -> Vec<f64> {
+    use gpumat::backend::butterfly::scale;
+    let m = n.div_ceil(4);
+    let h = std::f64::consts::FRAC_1_SQRT_2;
+    let level = |l: usize, pairs: Vec<(usize, usize)>| {
+        let mut w = vec![0.0; n * n];
+        for (p, o) in pairs.into_iter().filter(|&(p, _)| p < n) {
+            if o >= n {
+                w[p + p * n] = scale(key, l, p);
+                continue;
+            }
+            let (rp, ro) = (scale(key, l, p), scale(key, l, o));
+            w[p + p * n] = h * rp;
+            w[p + o * n] = h * ro;
+            w[o + p * n] = h * rp;
+            w[o + o * n] = -h * ro;
+        }
+        w
+    };
+    let w1 = level(0, (0..2 * m).map(|i| (i, i + 2 * m)).collect());
+    let w2 = level(1, (0..m).chain(2 * m..3 * m).map(|i| (i, i + m)).collect());
+    naive_matmul(&w2, (n, n), false, &w1, (n, n), false).0
+}
+
+/// `op(U)·A·V` by the backend under test, in `T`.
+fn transformed<T: Scalar>(
+    a: &[f64],
+    rows: usize,
+    cols: usize,
+    left: Option<(u64, gpumat::backend::Op)>,
+    right: Option<u64>,
+) -> Vec<f64> {
+    let data: Vec<T> = a.iter().map(|&x| T::from_f64(x)).collect();
+    let mut out = vec![T::ZERO; data.len()];
+    gpumat::with_backend!(device(), be => {
+        let mut m = be.upload(&data).unwrap();
+        be.butterfly(left, right, ViewMut::dense(&mut m, rows, cols).unwrap()).unwrap();
+        be.download(&m, &mut out).unwrap();
+    });
+    out.iter().map(|x| x.to_f64()).collect()
+}
+
+#[test]
+fn butterflies_match_their_dense_definition() {
+    use gpumat::backend::Op;
+    for (rows, cols) in [(1, 1), (2, 3), (3, 3), (5, 7), (6, 2), (9, 6), (64, 64), (130, 131)] {
+        let a = random(&mut rng((rows * 1000 + cols) as u64), rows, cols);
+        let (ku, kv) = (rows as u64 + 11, cols as u64 + 29);
+        let (wu, wv) = (dense_butterfly(ku, rows), dense_butterfly(kv, cols));
+        for (left, right) in [(Some(Op::NoTrans), None), (Some(Op::Trans), Some(())), (None, Some(()))] {
+            // The reference: op(U)·A·V in FP64.
+            let mut want = a.clone();
+            if let Some(op) = left {
+                want = naive_matmul(&wu, (rows, rows), op == Op::Trans, &want, (rows, cols), false).0;
+            }
+            if right.is_some() {
+                want = naive_matmul(&want, (rows, cols), false, &wv, (cols, cols), false).0;
+            }
+            for single in [false, true] {
+                let (l, r) = (left.map(|op| (ku, op)), right.map(|_| kv));
+                let got = if single {
+                    transformed::<f32>(&a, rows, cols, l, r)
+                } else {
+                    transformed::<f64>(&a, rows, cols, l, r)
+                };
+                // Each entry is a sum of at most 16 products of entries of
+                // A with weights below e^(1/5)/2 in magnitude, rounded once
+                // to the working precision.
+                let u = if single { u::<f32>() } else { u::<f64>() };
+                let bound = 32.0 * u * max_abs(&a).max(f64::MIN_POSITIVE);
+                let err = got.iter().zip(&want).fold(0.0f64, |m, (g, w)| m.max((g - w).abs()));
+                assert!(
+                    err <= bound,
+                    "{rows}×{cols}, left {left:?}, right {}, f32 {single}: error {err:e} > {bound:e}",
+                    right.is_some()
+                );
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@
 //! (NaNs in it do not propagate), `α = 0` in `trsm`/`trmm` sets the output to
 //! zero without reading the triangle.
 
+pub mod butterfly;
 mod check;
 pub mod compute;
 pub mod cpu;
@@ -541,6 +542,12 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// refuses anything else; a GPU fills a row whose index lies outside `B`
     /// with NaN (skips it with `inverse`) and does not look for repeats.
     fn permute_rows<T: Scalar>(&self, perm: View<'_, Self, i32>, inverse: bool, b: ViewMut<'_, Self, T>) -> Result<()>;
+    /// `A := op(U)·A·V` for the random butterflies
+    /// ([`butterfly`](crate::backend::butterfly)) `U` of order `A.rows` and
+    /// key `left.0`, `op = left.1`, and `V` of order `A.cols` and key
+    /// `right`; a side given `None` is not transformed. Each entry is
+    /// formed in FP64 from at most 16 and rounded to `T` once.
+    fn butterfly<T: Scalar>(&self, left: Option<(u64, Op)>, right: Option<u64>, a: ViewMut<'_, Self, T>) -> Result<()>;
 
     // Symmetric indefinite LDLᵀ: the trailing update, the panel and `D`.
 

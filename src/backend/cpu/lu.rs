@@ -1,11 +1,12 @@
 //! The LU primitives on the CPU: the unblocked panel (`dgetf2`) and row
-//! interchanges (`dlaswp`), plain loops over columns, rayon for wide blocks.
+//! interchanges (`dlaswp`), plain loops over columns, rayon for wide blocks;
+//! the random butterflies that make pivoting unnecessary.
 
 use faer::MatMut;
 use rayon::prelude::*;
 
 use super::{Cpu, PARALLEL_MIN, mat_mut};
-use crate::backend::{Pivoting, View, ViewMut, check};
+use crate::backend::{Op, Pivoting, View, ViewMut, butterfly, check};
 use crate::{Error, Result, Scalar};
 
 /// Entry `k` of a vector block of `i32`, as a raw pointer.
@@ -178,6 +179,53 @@ pub(super) fn laswp<T: Scalar>(
         a.par_col_chunks_mut(1).for_each(|c| apply(c.col_mut(0)));
     } else {
         a.as_mut().col_iter_mut().for_each(apply);
+    }
+    Ok(())
+}
+
+/// [`Backend::butterfly`](crate::backend::Backend::butterfly): each quad of
+/// rows (columns) read into FP64, transformed, and written back.
+pub(super) fn butterfly<T: Scalar>(left: Option<(u64, Op)>, right: Option<u64>, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+    let mut a = mat_mut(a);
+    let (rows, cols) = (a.nrows(), a.ncols());
+    if let Some((key, op)) = left {
+        let m = rows.div_ceil(4);
+        let quads: Vec<[[f64; 4]; 4]> = (0..m)
+            .map(|g| {
+                let q = butterfly::quad(key, rows, g);
+                if op == Op::NoTrans { q } else { std::array::from_fn(|s| std::array::from_fn(|t| q[t][s])) }
+            })
+            .collect();
+        let apply = |c: faer::ColMut<'_, T>| {
+            let c = c.try_as_col_major_mut().expect("unit row stride").as_slice_mut();
+            for (g, q) in quads.iter().enumerate() {
+                let at = |s: usize| Some(g + m * s).filter(|&i| i < rows);
+                let x: [f64; 4] = std::array::from_fn(|s| at(s).map_or(0.0, |i| c[i].to_f64()));
+                for (s, row) in q.iter().enumerate() {
+                    if let Some(i) = at(s) {
+                        c[i] = T::from_f64(row.iter().zip(&x).map(|(w, v)| w * v).sum());
+                    }
+                }
+            }
+        };
+        if rows * cols >= PARALLEL_MIN {
+            a.as_mut().par_col_chunks_mut(1).for_each(|c| apply(c.col_mut(0)));
+        } else {
+            a.as_mut().col_iter_mut().for_each(apply);
+        }
+    }
+    if let Some(key) = right {
+        let m = cols.div_ceil(4);
+        for g in 0..m {
+            let q = butterfly::quad(key, cols, g);
+            let members: Vec<usize> = (0..4).map(|s| g + m * s).filter(|&j| j < cols).collect();
+            for i in 0..rows {
+                let x: Vec<f64> = members.iter().map(|&j| a[(i, j)].to_f64()).collect();
+                for (t, &j) in members.iter().enumerate() {
+                    a[(i, j)] = T::from_f64((0..x.len()).map(|k| x[k] * q[k][t]).sum());
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -892,6 +892,10 @@ impl Backend for Cpu {
         lu::permute_rows(perm, inverse, b)
     }
 
+    fn butterfly<T: Scalar>(&self, left: Option<(u64, Op)>, right: Option<u64>, a: ViewMut<'_, Cpu, T>) -> Result<()> {
+        lu::butterfly(left, right, a)
+    }
+
     // LDLᵀ: `syrkx` here, the panel and `D` in `cpu/ldlt.rs`.
 
     fn syrkx<T: Scalar>(

@@ -49,6 +49,9 @@ pub const SOURCES: &[Source] = &[
     Source { name: "lu_panel_ll.cu", code: include_str!("../../../kernels/lu_panel_ll.cu") },
     Source { name: "lu_panel_reg.cu", code: include_str!("../../../kernels/lu_panel_reg.cu") },
     Source { name: "lu_panel_cluster.cu", code: include_str!("../../../kernels/lu_panel_cluster.cu") },
+    Source { name: "lu_panel_nopiv.cu", code: include_str!("../../../kernels/lu_panel_nopiv.cu") },
+    // Random butterflies: LU without pivoting on the transformed matrix.
+    Source { name: "butterfly.cu", code: include_str!("../../../kernels/butterfly.cu") },
     Source { name: "trsm.cu", code: include_str!("../../../kernels/trsm.cu") },
     Source { name: "trsv.cu", code: include_str!("../../../kernels/trsv.cu") },
     // Symmetric indefinite LDLᵀ: the panel and solves with D.

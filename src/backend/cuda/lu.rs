@@ -10,7 +10,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use super::launch::stride;
 use super::{Arg, Cuda, MAX_BLOCKS, grid_1d, n, ptr, ptr_mut, raw};
 use crate::backend::tuning::LuPanel;
-use crate::backend::{Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
+use crate::backend::{Op, Pivoting, View, ViewMut, check, getrf_leaf_by_parts};
 use crate::{Result, Scalar};
 
 /// Threads of the panel kernel's one block (`GETRF_THREADS` in `lu_panel_block.cu`).
@@ -20,6 +20,10 @@ const GETRF_THREADS: u32 = 512;
 const LASWP_THREADS: usize = 256;
 const LASWP_MAX_K: usize = 512;
 const LASWP_COLS: usize = 8;
+/// The widest panel and the rows per block (its threads) of the kernel
+/// without pivoting (`NOPIV_NB`, `NOPIV_ROWS` in `kernels/lu_panel_nopiv.cu`).
+const NOPIV_NB: usize = 64;
+const NOPIV_ROWS: usize = 128;
 /// Widest panel of the grid-wide kernel (`GRID_MAX_NB` in `lu.cuh`).
 const GRID_MAX_NB: usize = 64;
 /// Panels with at least this many rows use the grid-wide kernel: below it
@@ -196,6 +200,37 @@ impl Cuda {
         pivoting: Pivoting,
     ) -> Result<()> {
         let a = check::getrf_leaf(a, &cols)?;
+        if let Pivoting::None { tol } = pivoting
+            && cols.len() <= NOPIV_NB
+            && a.rows() >= cols.len()
+        {
+            // No exchanges, so no block waits for another.
+            let rows = a.rows();
+            let a = a.sub_mut(0, cols.start, rows, cols.len())?;
+            check::getrf_panel(&a, &ipiv, &info)?;
+            if a.cols() == 0 {
+                return Ok(());
+            }
+            let blocks = (rows - a.cols()).div_ceil(NOPIV_ROWS).max(1);
+            let cfg = LaunchConfig {
+                grid_dim: (blocks as u32, 1, 1),
+                block_dim: (NOPIV_ROWS as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let args = [
+                ptr_mut(&a),
+                n(a.block().ld),
+                n(rows),
+                n(a.cols()),
+                ptr_mut(&ipiv),
+                n(stride(ipiv.block())),
+                ptr_mut(&info),
+                n(offset),
+                Arg::F64(tol),
+                self.arrivals()?,
+            ];
+            return self.launch("lu_panel_nopiv", &format!("getrf_panel_nopiv_{}", T::NAME), cfg, &args);
+        }
         let kernel = self.panel_kernel(a.rows(), cols.len(), size_of::<T>())?;
         // Unpivoted, no row moves.
         let (left, right) = if pivoting == Pivoting::Partial { (cols.start, a.cols() - cols.end) } else { (0, 0) };
@@ -361,5 +396,33 @@ impl Cuda {
             Arg::I32(inverse as i32),
         ];
         self.launch("lu", &format!("permute_rows_{}", T::NAME), grid_1d(rows * cols, MAX_BLOCKS), &args)
+    }
+
+    /// [`Backend::butterfly`](crate::backend::Backend::butterfly): one pass,
+    /// a thread to each quad of rows by quad of columns.
+    pub(super) fn lu_butterfly<T: Scalar>(
+        &self,
+        left: Option<(u64, Op)>,
+        right: Option<u64>,
+        a: ViewMut<'_, Cuda, T>,
+    ) -> Result<()> {
+        let b = a.block();
+        if b.rows == 0 || b.cols == 0 || (left.is_none() && right.is_none()) {
+            return Ok(());
+        }
+        let groups = |len: usize, on: bool| if on { len.div_ceil(4) } else { len };
+        let threads = groups(b.rows, left.is_some()) * groups(b.cols, right.is_some());
+        let args = [
+            ptr_mut(&a),
+            n(b.ld),
+            n(b.rows),
+            n(b.cols),
+            Arg::Bits64(left.map_or(0, |l| l.0)),
+            Arg::I32(left.is_some() as i32),
+            Arg::I32(matches!(left, Some((_, Op::Trans))) as i32),
+            Arg::Bits64(right.unwrap_or(0)),
+            Arg::I32(right.is_some() as i32),
+        ];
+        self.launch("butterfly", &format!("butterfly_{}", T::NAME), grid_1d(threads, MAX_BLOCKS), &args)
     }
 }

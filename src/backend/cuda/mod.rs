@@ -618,6 +618,10 @@ impl Backend for Cuda {
         self.lu_permute_rows(perm, inverse, b)
     }
 
+    fn butterfly<T: Scalar>(&self, left: Option<(u64, Op)>, right: Option<u64>, a: ViewMut<'_, Cuda, T>) -> Result<()> {
+        self.lu_butterfly(left, right, a)
+    }
+
     // LDLᵀ: the panel and `D`, in `cuda/ldlt.rs` (`syrkx` with cuBLAS above).
 
     fn sytrf_panel<T: Scalar>(

@@ -16,7 +16,8 @@ use crate::{Result, Scalar};
 /// rows in registers (`LEAF` in `kernels/potrf.cu`).
 pub(super) const POTRF_LEAF: usize = 64;
 
-/// What the leaf kernel keeps on a queue: its count of finished blocks
+/// What the leaf kernels keep on a queue (those of Cholesky and LDLᵀ, and
+/// LU's without pivoting): their count of finished blocks
 /// (launches on one queue run in order, so one counter serves them all; it
 /// is zero between launches), created on first use.
 #[derive(Default)]
@@ -28,6 +29,20 @@ pub(super) struct State {
 pub(super) type LdltLeaf<'a, T> = (ViewMut<'a, Cuda, T>, ViewMut<'a, Cuda, T>, f64);
 
 impl Cuda {
+    /// The queue's count of finished blocks, for the leaf kernels whose last
+    /// block writes the diagonal block back.
+    pub(super) fn arrivals(&self) -> Result<Arg> {
+        let arrivals = match self.potrf.arrivals.get() {
+            Some(c) => c,
+            None => {
+                let c = self.scratch::<u32>(1)?;
+                self.potrf.arrivals.get_or_init(|| c)
+            }
+        };
+        let (counter, _) = arrivals.device_ptr(&self.stream);
+        Ok(Arg::Ptr(counter))
+    }
+
     /// `potrf_panel`, or with `ldlt = Some((w, d, tol))` `ldlt_panel`, on a
     /// panel `width <= POTRF_LEAF` wide and `len` long, in one launch: a
     /// block per `POTRF_LEAF` rows below the diagonal block, two threads per
@@ -41,22 +56,14 @@ impl Cuda {
         (width, len): (usize, usize),
         ldlt: Option<LdltLeaf<'_, T>>,
     ) -> Result<()> {
-        let arrivals = match self.potrf.arrivals.get() {
-            Some(c) => c,
-            None => {
-                let c = self.scratch::<u32>(1)?;
-                self.potrf.arrivals.get_or_init(|| c)
-            }
-        };
         let below = len - width;
         let cfg = LaunchConfig {
             grid_dim: (below.div_ceil(POTRF_LEAF).max(1) as u32, 1, 1),
             block_dim: ((if below > 0 { 4 } else { 2 } * POTRF_LEAF) as u32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (counter, _) = arrivals.device_ptr(&self.stream);
         let mut args =
-            vec![ptr_mut(&a), n(a.block().ld), n(width), n(len), ptr_mut(&info), n(offset), Arg::Ptr(counter)];
+            vec![ptr_mut(&a), n(a.block().ld), n(width), n(len), ptr_mut(&info), n(offset), self.arrivals()?];
         let triangle = if uplo == Uplo::Upper { "upper" } else { "lower" };
         let kind = match &ldlt {
             None => "potrf",

@@ -4,8 +4,9 @@ use crate::{Error, Result};
 
 /// The rows of `P·A` for the pivots `ipiv` (1-based, row `i` exchanged with
 /// row `ipiv[i]` in order, as `laswp` applies them): row `i` of `P·A` is
-/// row `perm[i]` of `A`, 0-based. For [`Backend::permute_rows`]
-/// (crate::backend::Backend::permute_rows), which applies it in one pass.
+/// row `perm[i]` of `A`, 0-based. For
+/// [`Backend::permute_rows`](crate::backend::Backend::permute_rows), which
+/// applies it in one pass.
 /// A pivot outside `1..=n` is an error that names it.
 pub fn permutation(ipiv: &[i32]) -> Result<Vec<i32>> {
     let n = ipiv.len();
