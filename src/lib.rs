@@ -20,7 +20,7 @@ pub mod scalar;
 pub mod solve;
 
 pub use api::{Cholesky, Device, HostArray, Ldlt, LdltMethod, Lu, Matrix, PivotedQr, Qr, Rref, Sym, Tri};
-pub use api::{FactorPrecision, MixedOptions, MixedTimings, Refined};
+pub use api::{FactorPrecision, LowLu, MixedOptions, MixedTimings, Refined};
 pub use api::{LstsqSolution, lstsq, lstsq_with};
 pub use api::{Method, Solution, SolveOptions, SymStorage};
 pub use api::{WlsSolution, wls, wls_rows, wls_rows_with, wls_with};

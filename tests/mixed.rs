@@ -13,7 +13,7 @@ use common::{device, random, rng};
 use faer::Mat;
 use gpumat::backend::{Backend, Compute, Op, View, ViewMut};
 use gpumat::solve::refine::Refinement;
-use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, SolveOptions};
+use gpumat::{Device, Error, FactorPrecision, LowLu, Matrix, Method, MixedOptions, SolveOptions};
 
 const U: f64 = f64::EPSILON / 2.0;
 
@@ -133,6 +133,67 @@ fn gmres_refines_tensor_core_factors() {
             }
         }
     }
+}
+
+#[test]
+fn lu_after_random_butterflies_refines_without_pivoting() {
+    // The same bounds as the pivoted LU's, reached by the LU without
+    // pivoting of Uᵀ·A·V with no retry, up to a condition a hundred times
+    // below the pivoted LU's limit (the growth of elimination without
+    // interchanges costs the preconditioner some digits); beyond it,
+    // reached all the same, after the pivoted LU if need be.
+    for (factor, conds) in [(FactorPrecision::F32, &[1e0, 1e4, 1e6, 1e8][..]), (FactorPrecision::Fp16, &[1e0, 1e3][..])]
+    {
+        for &cond in conds {
+            let mut o = options(Method::Lu, factor, Refinement::Gmres);
+            o.lu = LowLu::Butterfly;
+            let r = check(300, cond, false, &o);
+            let what = format!("{factor:?} cond {cond:e}");
+            if cond <= converges_up_to(factor) / 100.0 || factor == FactorPrecision::Fp16 {
+                assert_eq!((r.fallback.as_deref(), r.retried.as_deref()), (None, None), "{what}");
+                assert_eq!((r.method, r.lu), (Method::Lu, Some(LowLu::Butterfly)), "{what}");
+            }
+        }
+    }
+    // A matrix whose every leading block of odd order is singular: any
+    // elimination without interchanges on A itself breaks down at once.
+    let dev = device();
+    let n = 200;
+    let c = conditioned(21, n / 2, 10.0, false);
+    let mut a = vec![0.0; n * n];
+    for j in 0..n / 2 {
+        for i in 0..n / 2 {
+            a[i + (j + n / 2) * n] = c[i + j * n / 2];
+            a[(i + n / 2) + j * n] = c[j + i * n / 2];
+        }
+    }
+    let exact = random(&mut rng(22), n, 1);
+    let b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a[i + j * n] * exact[j]).sum()).collect();
+    let mut o = options(Method::Lu, FactorPrecision::F32, Refinement::Gmres);
+    o.lu = LowLu::Butterfly;
+    let r = upload(&dev, &a, n, n).solve_mixed(&upload(&dev, &b, n, 1), &o).unwrap();
+    assert_eq!((r.fallback.as_deref(), r.retried.as_deref(), r.lu), (None, None, Some(LowLu::Butterfly)));
+    let eta = backward_error(&a, &r.x.to_host().unwrap(), &b, n);
+    assert!(eta <= n as f64 * U, "[[0, C], [Cᵀ, 0]]: backward error {eta:e} > n·u");
+}
+
+#[test]
+fn a_failed_butterfly_lu_turns_to_the_pivoted_one_and_says_why() {
+    // No refinement steps allowed: the butterflies' LU cannot reach n·u,
+    // nor can the pivoted one; the FP64 solve answers, and both reasons
+    // are reported.
+    let dev = device();
+    let n = 200;
+    let a = conditioned(23, n, 1e6, false);
+    let b = random(&mut rng(24), n, 1);
+    let mut o = options(Method::Lu, FactorPrecision::Fp16, Refinement::Classical);
+    o.lu = LowLu::Butterfly;
+    o.refine.max_steps = 0;
+    let r = upload(&dev, &a, n, n).solve_mixed(&upload(&dev, &b, n, 1), &o).unwrap();
+    let retried = r.retried.expect("the butterflies' LU cannot converge in no steps");
+    assert!(retried.contains("refinement") || retried.contains("step"), "{retried}");
+    assert_eq!((r.factor, r.lu), (FactorPrecision::F64, None), "{:?}", r.fallback);
+    assert!(r.fallback.is_some());
 }
 
 #[test]

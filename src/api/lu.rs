@@ -252,12 +252,13 @@ impl<T: Scalar> Lu<T> {
     /// [`solve_on`](Self::solve_on) for FP64 columns whatever the factor's
     /// precision (an FP32 factor's entries widened as they are read), the
     /// interchanges as the permutation `rows` of the pivots
-    /// ([`lu::permutation`]): the preconditioner of refinement.
+    /// ([`lu::permutation`]; `None` for an unpivoted factor): the
+    /// preconditioner of refinement.
     pub(crate) fn solve_wide_on<B: Resident>(
         &self,
         be: &B,
         op: Op,
-        rows: View<'_, B, i32>,
+        rows: Option<View<'_, B, i32>>,
         x: ViewMut<'_, B, f64>,
     ) -> Result<()> {
         self.solve_scaled(be, op, x, |lu, _, x| lu::solve_wide_in_place(be, lu, rows, op, x))

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::device::Resident;
 use super::solve::takes_symmetric;
 use super::{Cholesky, Lu, Matrix, Method, Norm, SolveOptions, SymStorage, validate};
-use crate::backend::{Backend, Compute, Op, Pivoting, View, ViewMut};
+use crate::backend::{Backend, Compute, Op, Pivoting, View, ViewMut, random};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::condition;
 use crate::factor::equilibrate::{self, Scaling, pow2};
@@ -81,6 +81,33 @@ impl FactorPrecision {
     }
 }
 
+/// How the single-precision LU of a mixed-precision solve keeps its
+/// elimination stable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LowLu {
+    /// Partial pivoting, `P·A = L·U`: each column's pivot search is on the
+    /// factorization's critical path.
+    #[default]
+    Pivoted,
+    /// No pivoting after random butterflies of depth two, `Uᵀ·A·V = L·U`
+    /// (Parker 1995; Baboulin, Dongarra, Herrmann and Tomov 2013):
+    /// elimination is then stable with high probability, and refinement,
+    /// whose residuals are those of `A` itself, corrects what it is not. A
+    /// zero pivot, or a refinement that fails (as it does when elimination
+    /// grew), turns to the pivoted LU ([`Refined::retried`] says why).
+    Butterfly,
+}
+
+impl LowLu {
+    /// `pivoted` or `butterfly`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LowLu::Pivoted => "pivoted",
+            LowLu::Butterfly => "butterfly",
+        }
+    }
+}
+
 /// How [`Matrix::solve_mixed`] solves.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MixedOptions {
@@ -90,6 +117,8 @@ pub struct MixedOptions {
     pub method: Method,
     /// `None`: [`FactorPrecision::default_for`] the matrix's device.
     pub factor: Option<FactorPrecision>,
+    /// How an LU keeps its elimination stable.
+    pub lu: LowLu,
     pub refine: RefineParams,
     /// When refinement fails, solve with the FP64 factorization (`true`)
     /// or return [`Error::NotConverged`].
@@ -108,6 +137,7 @@ impl Default for MixedOptions {
         MixedOptions {
             method: Method::Auto,
             factor: None,
+            lu: LowLu::default(),
             refine: RefineParams::default(),
             fallback: true,
             allow_ill_conditioned: false,
@@ -139,6 +169,11 @@ pub struct Refined {
     pub method: Method,
     /// The precision of that factorization: `F64` after a fallback.
     pub factor: FactorPrecision,
+    /// How that factorization, when a low-precision LU, was stabilized.
+    pub lu: Option<LowLu>,
+    /// Why the LU after random butterflies gave way to the pivoted one,
+    /// when it did.
+    pub retried: Option<String>,
     pub refinement: Refinement,
     /// The most refinement steps any column took.
     pub steps: usize,
@@ -187,16 +222,32 @@ impl Matrix<f64> {
         };
         let symmetric = takes_symmetric(self, options.method)?;
         let mut timings = MixedTimings::default();
-        let attempt = with_backend!(self.device(), be => {
-            low_precision(be, self, b, symmetric, options, (precision, compute), &mut timings)
+        let factor = (precision, compute);
+        let mut attempt = with_backend!(self.device(), be => {
+            low_precision(be, self, b, symmetric, options, factor, &mut timings)
         })?;
+        let mut retried = None;
+        if let Err(failure) = &attempt
+            && failure.butterfly
+        {
+            // The pivoted LU, as the butterflies' LU was reached: straight
+            // to LU.
+            retried = Some(failure.why.clone());
+            let pivoted = MixedOptions { method: Method::Lu, lu: LowLu::Pivoted, ..*options };
+            attempt = with_backend!(self.device(), be => {
+                low_precision(be, self, b, false, &pivoted, factor, &mut timings)
+            })?;
+        }
         match attempt {
-            Ok(refined) => Ok(refined),
-            Err((reason, _)) if options.fallback => self.solve_fp64(b, options, Some(reason), timings),
-            Err((reason, steps)) => Err(Error::NotConverged {
-                what: format!("mixed-precision refinement ({reason})"),
-                iterations: steps.steps,
-                residual: steps.backward_error(),
+            Ok(refined) => Ok(Refined { retried, ..refined }),
+            Err(failure) if options.fallback => {
+                let refined = self.solve_fp64(b, options, Some(failure.why), timings)?;
+                Ok(Refined { retried, ..refined })
+            }
+            Err(failure) => Err(Error::NotConverged {
+                what: format!("mixed-precision refinement ({})", failure.why),
+                iterations: failure.steps.steps,
+                residual: failure.steps.backward_error(),
             }),
         }
     }
@@ -226,6 +277,8 @@ impl Matrix<f64> {
             x: solution.x,
             method: solution.method,
             factor: FactorPrecision::F64,
+            lu: None,
+            retried: None,
             refinement: options.refine.kind,
             steps: 0,
             inner: 0,
@@ -244,10 +297,25 @@ impl Matrix<f64> {
 enum LowFactor<B: Resident> {
     Cholesky(Cholesky<f32>),
     Lu(Lu<f32>, B::Buffer<i32>),
+    /// `Uᵀ·A·V = L·U` for the butterflies of [`BUTTERFLY_SEEDS`].
+    Butterfly(Lu<f32>),
 }
 
-/// Why the low-precision path gave no answer, and its steps so far.
-type Failure = (String, Steps);
+/// The seeds of the butterflies `U` and `V` of [`LowLu::Butterfly`]:
+/// fixed, so that a solve is reproducible.
+const BUTTERFLY_SEEDS: (u64, u64) = (0x5EED_B077_E4F1_0001, 0x5EED_B077_E4F1_0002);
+
+/// A low-precision factorization, or why it failed and whether it was the
+/// LU after random butterflies.
+type Attempt<B> = std::result::Result<(Method, LowFactor<B>), (String, bool)>;
+
+/// Why the low-precision path gave no answer, its steps so far, and whether
+/// its factor was the LU after random butterflies.
+struct Failure {
+    why: String,
+    steps: Steps,
+    butterfly: bool,
+}
 
 /// The low-precision factorization of `a` and the refinement of every
 /// column of `b`; the inner `Err` says why it failed.
@@ -262,7 +330,7 @@ fn low_precision<B: Resident>(
 ) -> Result<std::result::Result<Refined, Failure>> {
     let n = a.rows();
     let start = Instant::now();
-    let fail = |reason: String| Ok(Err((reason, Steps::default())));
+    let fail = |why: String, butterfly: bool| Ok(Err(Failure { why, steps: Steps::default(), butterfly }));
     // One power of two for the whole matrix when its entries leave FP32's
     // range, then rows and columns.
     let amax = a.norm(Norm::Max)?;
@@ -278,14 +346,33 @@ fn low_precision<B: Resident>(
     };
     let mut scaling = None;
     let name = precision.name();
-    let lu = |low: Matrix<f32>| -> Result<std::result::Result<(Method, LowFactor<B>), String>> {
-        match low.lu_with(Pivoting::Partial, LuParams { update: compute, ..LuParams::for_order(n) }) {
+    let (ku, kv) = (random::key(BUTTERFLY_SEEDS.0), random::key(BUTTERFLY_SEEDS.1));
+    let params = LuParams { update: compute, ..LuParams::for_order(n) };
+    let lu = |mut low: Matrix<f32>| -> Result<Attempt<B>> {
+        if options.lu == LowLu::Butterfly {
+            be.butterfly(Some((ku, Op::Trans)), Some(kv), low.view_mut()?)?;
+            // Only a zero pivot stops it: a small one is as likely κ(A)
+            // as growth, which refinement judges.
+            // Leaves as wide as the GPU's panel kernel without pivoting.
+            let params = LuParams { leaf_size: 64, ..params };
+            return match low.lu_with(Pivoting::None { tol: 0.0 }, params) {
+                Ok(f) => Ok(Ok((Method::Lu, LowFactor::Butterfly(f)))),
+                Err(Error::Singular { pivot }) => Ok(Err((
+                    format!(
+                        "the {name} LU without pivoting after random butterflies met a zero pivot in column {pivot}"
+                    ),
+                    true,
+                ))),
+                Err(e) => Err(e),
+            };
+        }
+        match low.lu_with(Pivoting::Partial, params) {
             Ok(f) => {
                 let rows = be.upload(&permutation(&f.pivots()?)?)?;
                 Ok(Ok((Method::Lu, LowFactor::Lu(f, rows))))
             }
             Err(Error::Singular { pivot }) => {
-                Ok(Err(format!("the {name} LU factorization met a zero pivot in column {pivot}")))
+                Ok(Err((format!("the {name} LU factorization met a zero pivot in column {pivot}"), false)))
             }
             Err(e) => Err(e),
         }
@@ -297,9 +384,10 @@ fn low_precision<B: Resident>(
             // Not definite, or too ill-conditioned for single precision:
             // LU takes any nonsingular matrix.
             Err(Error::NotPositiveDefinite { .. }) if options.method == Method::Auto => lu(rounded(&mut scaling)?)?,
-            Err(Error::NotPositiveDefinite { column }) => {
-                Err(format!("the {name} Cholesky factorization met a pivot that is not positive in column {column}"))
-            }
+            Err(Error::NotPositiveDefinite { column }) => Err((
+                format!("the {name} Cholesky factorization met a pivot that is not positive in column {column}"),
+                false,
+            )),
             Err(e) => return Err(e),
         }
     } else {
@@ -307,8 +395,9 @@ fn low_precision<B: Resident>(
     };
     let (method, factor) = match attempt {
         Ok(f) => f,
-        Err(why) => return fail(why),
+        Err((why, butterfly)) => return fail(why, butterfly),
     };
+    let butterfly = matches!(factor, LowFactor::Butterfly(_));
     be.synchronize()?;
     timings.factor = start.elapsed();
 
@@ -330,7 +419,14 @@ fn low_precision<B: Resident>(
         be.scale_rows(View::dense(before, n, 1)?, v.rb_mut())?;
         match &factor {
             LowFactor::Cholesky(f) => f.solve_wide_on(be, v.rb_mut())?,
-            LowFactor::Lu(f, rows) => f.solve_wide_on(be, op, View::dense(rows, n, 1)?, v.rb_mut())?,
+            LowFactor::Lu(f, rows) => f.solve_wide_on(be, op, Some(View::dense(rows, n, 1)?), v.rb_mut())?,
+            LowFactor::Butterfly(f) => {
+                // A_s⁻¹ = V·(L·U)⁻¹·Uᵀ and A_s⁻ᵀ = U·(L·U)⁻ᵀ·Vᵀ.
+                let (first, last) = if op == Op::NoTrans { (ku, kv) } else { (kv, ku) };
+                be.butterfly(Some((first, Op::Trans)), None, v.rb_mut())?;
+                f.solve_wide_on(be, op, None, v.rb_mut())?;
+                be.butterfly(Some((last, Op::NoTrans)), None, v.rb_mut())?;
+            }
         }
         be.scale_rows(View::dense(after, n, 1)?, v)
     };
@@ -351,7 +447,7 @@ fn low_precision<B: Resident>(
         all.inner += steps.inner;
         if let Some(why) = steps.failure {
             let why = if k > 1 { format!("column {}: {why}", j + 1) } else { why };
-            return Ok(Err((why, all)));
+            return Ok(Err(Failure { why, steps: all, butterfly }));
         }
     }
     timings.refine = start.elapsed();
@@ -369,6 +465,8 @@ fn low_precision<B: Resident>(
         x,
         method,
         factor: precision,
+        lu: (method == Method::Lu).then_some(options.lu),
+        retried: None,
         refinement: options.refine.kind,
         steps: all.steps,
         inner: all.inner,

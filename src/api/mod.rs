@@ -62,7 +62,7 @@ pub use tri::Tri;
 
 // FP64 answers from low-precision factorizations, refined.
 mod mixed;
-pub use mixed::{FactorPrecision, MixedOptions, MixedTimings, Refined};
+pub use mixed::{FactorPrecision, LowLu, MixedOptions, MixedTimings, Refined};
 
 // Householder QR and least squares.
 mod lstsq;

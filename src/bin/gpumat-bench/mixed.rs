@@ -15,7 +15,7 @@ use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::factor::equilibrate;
 use gpumat::factor::lu::{self, LuParams};
 use gpumat::layout::Uplo;
-use gpumat::{Device, Error, FactorPrecision, Matrix, Method, MixedOptions, Refined, Result};
+use gpumat::{Device, Error, FactorPrecision, LowLu, Matrix, Method, MixedOptions, Refined, Result};
 use serde_json::{Value, json};
 
 use crate::harness::Settings;
@@ -150,15 +150,21 @@ fn measure(
             lu.solve(cuda, &work, &mut xv, 1)
         }
     };
+    // Each precision with partial pivoting; a general matrix's also
+    // without pivoting after random butterflies.
     let precisions = [FactorPrecision::Fp16, FactorPrecision::Fp16x3, FactorPrecision::Tf32];
+    let mut variants: Vec<(FactorPrecision, LowLu)> = precisions.iter().map(|&p| (p, LowLu::Pivoted)).collect();
+    if !spd {
+        variants.extend([FactorPrecision::Fp16, FactorPrecision::Fp16x3].map(|p| (p, LowLu::Butterfly)));
+    }
     let method = if spd { Method::Cholesky } else { Method::Lu };
-    let mut last: Vec<Option<Refined>> = precisions.iter().map(|_| None).collect();
+    let mut last: Vec<Option<Refined>> = variants.iter().map(|_| None).collect();
     let mut times = {
         let mut ours: Vec<Box<dyn FnMut() -> Result<()>>> = vec![];
-        for (p, slot) in precisions.iter().zip(last.iter_mut()) {
+        for (&(p, lu), slot) in variants.iter().zip(last.iter_mut()) {
             let (am, bm) = (&am, &bm);
             // As the vendor's pipelines, no condition estimate.
-            let options = MixedOptions { method, factor: Some(*p), estimate_condition: false, ..Default::default() };
+            let options = MixedOptions { method, factor: Some(p), lu, estimate_condition: false, ..Default::default() };
             ours.push(Box::new(move || {
                 *slot = Some(am.solve_mixed(bm, &options)?);
                 Ok(())
@@ -213,7 +219,7 @@ fn measure(
     let stages = stages(cuda, settings.reps, &a, n, spd)?;
     eprintln!("{op} n = {n}, condition {cond:e}, each stage alone, µs: {stages}");
     let mut rows = vec![];
-    for ((p, t), refined) in precisions.iter().zip(times).zip(last) {
+    for ((&(p, lu), t), refined) in variants.iter().zip(times).zip(last) {
         let refined = refined.ok_or_else(|| Error::Device("no timed run".into()))?;
         let x = answer(cuda, &refined, n)?;
         let e_ours = backward_error(cuda, n, &a, &b, &x)?;
@@ -231,6 +237,8 @@ fn measure(
             json!({
                 "condition": cond,
                 "factor_precision": p.name(),
+                "lu": if spd { None } else { Some(lu.name()) },
+                "retried": refined.retried,
                 "vendor_routine": vendor_routine,
                 "gpumat_backward_error": e_ours, "vendor_backward_error": e_vendor,
                 "method": format!("{:?}", refined.method),
@@ -276,7 +284,7 @@ fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) ->
         cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
         equilibrate::when_needed(cuda, ViewMut::dense(&mut work, n, n)?, spd).map(|_| ())
     })? - copy32;
-    let mut factor = |update: Compute, info: &mut CudaBuffer<i32>| -> Result<f64> {
+    let mut factor = |update: Compute, pivoting: Pivoting, info: &mut CudaBuffer<i32>| -> Result<f64> {
         let block = Block::dense(n, n);
         let t = us(&mut || {
             cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
@@ -285,8 +293,12 @@ fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) ->
                 let params = CholeskyParams::for_tensor_updates(n, update);
                 cholesky::factor_in_place(cuda, Uplo::Lower, &buffer, block, status, 0, params)
             } else {
-                let (params, piv) = (LuParams { update, ..LuParams::for_order(n) }, BufferMut::new(&mut ipiv));
-                lu::factor_in_place(cuda, &buffer, block, &piv, Block::dense(n, 1), status, Pivoting::Partial, params)
+                let mut params = LuParams { update, ..LuParams::for_order(n) };
+                if pivoting != Pivoting::Partial {
+                    params.leaf_size = 64;
+                }
+                let piv = BufferMut::new(&mut ipiv);
+                lu::factor_in_place(cuda, &buffer, block, &piv, Block::dense(n, 1), status, pivoting, params)
             }
         })?;
         Ok(t - copy32)
@@ -294,9 +306,18 @@ fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) ->
     let mut factors = json!({});
     for p in [FactorPrecision::Fp16, FactorPrecision::Fp16x3, FactorPrecision::Tf32] {
         let update = p.compute().ok_or_else(|| Error::Device(format!("{} has no update precision", p.name())))?;
-        factors[p.name()] = factor(update, &mut info)?.into();
+        factors[p.name()] = factor(update, Pivoting::Partial, &mut info)?.into();
     }
-    factors["f32"] = factor(Compute::Native, &mut info)?.into();
+    factors["f32"] = factor(Compute::Native, Pivoting::Partial, &mut info)?.into();
+    // The LU without interchanges, timed on the same matrix (the time, not
+    // the factor, whose pivots may fail): what the pivot search costs.
+    let mut unpivoted = json!({});
+    if !spd {
+        let mut scratch = cuda.upload(&[0i32])?;
+        for (name, update) in [("fp16", Compute::Fp16), ("fp16x3", Compute::Fp16x3), ("f32", Compute::Native)] {
+            unpivoted[name] = factor(update, Pivoting::None { tol: 0.0 }, &mut scratch)?.into();
+        }
+    }
     // A pivot that failed (a matrix too ill-conditioned for FP32) is
     // reported, not an error: the solves' own rows say what was done.
     let mut status = [0i32];
@@ -335,7 +356,7 @@ fn stages(cuda: &Cuda, reps: usize, a: &CudaBuffer<f64>, n: usize, spd: bool) ->
     })?;
     let norm = us(&mut || cuda.norm(Norm::Inf, av).map(|_| ()))?;
     Ok(json!({
-        "cast": cast, "equilibrate": equilibrate, "factor": factors, "widen": widen,
+        "cast": cast, "equilibrate": equilibrate, "factor": factors, "factor_unpivoted": unpivoted, "widen": widen,
         "solve": solve, "solve_wide": solve_wide, "residual": residual, "norm_inf": norm, "copy_f32": copy32, "copy_f64": copy64,
         "factor_info": status[0],
     }))

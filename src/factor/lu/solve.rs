@@ -47,32 +47,27 @@ pub fn solve_in_place<B: Backend, T: Scalar>(
 /// [`solve_in_place`] in FP64 whatever the factor's precision, a column of
 /// `b` at a time ([`Backend::trsv_wide`]), the interchanges applied as the
 /// one permutation `rows` ([`permutation`](super::permutation) of the
-/// pivots): the solves of refinement with a single-precision factor, many
-/// on single vectors, where `laswp` would follow the `n` interchanges one
-/// after another each time (H200, n = 16384: 2.1 ms, the two triangular
-/// solves 1.2).
+/// pivots; `None` for a factor without interchanges): the solves of
+/// refinement with a single-precision factor, many on single vectors,
+/// where `laswp` would follow the `n` interchanges one after another each
+/// time (H200, n = 16384: 2.1 ms, the two triangular solves 1.2).
 pub fn solve_wide_in_place<B: Backend, T: Scalar>(
     be: &B,
     lu: View<'_, B, T>,
-    rows: View<'_, B, i32>,
+    rows: Option<View<'_, B, i32>>,
     op: Op,
     mut b: ViewMut<'_, B, f64>,
 ) -> Result<()> {
     let n = lu.rows();
-    if lu.cols() != n || b.rows() != n || rows.block().vector_len() != Some(n) {
+    let len = rows.as_ref().map_or(Some(n), |p| p.block().vector_len());
+    if lu.cols() != n || b.rows() != n || len != Some(n) {
         return Err(Error::dims(
             "lu::solve_wide",
-            format!(
-                "LU is {n}×{}, B is {}×{}, the permutation has {:?} entries",
-                lu.cols(),
-                b.rows(),
-                b.cols(),
-                rows.block().vector_len()
-            ),
+            format!("LU is {n}×{}, B is {}×{}, the permutation has {:?} entries", lu.cols(), b.rows(), b.cols(), len),
         ));
     }
-    if op == Op::NoTrans {
-        be.permute_rows(rows, false, b.rb_mut())?;
+    if let (Some(p), Op::NoTrans) = (rows, op) {
+        be.permute_rows(p, false, b.rb_mut())?;
     }
     for j in 0..b.cols() {
         let mut x = b.rb_mut().sub_mut(0, j, n, 1)?;
@@ -87,8 +82,8 @@ pub fn solve_wide_in_place<B: Backend, T: Scalar>(
             }
         }
     }
-    if op == Op::Trans {
-        be.permute_rows(rows, true, b)?;
+    if let (Some(p), Op::Trans) = (rows, op) {
+        be.permute_rows(p, true, b)?;
     }
     Ok(())
 }

@@ -80,7 +80,7 @@ const NOTES: &[&str] = &[
 /// The words of a record shown in the table's notes, when it has them: why
 /// a size was skipped, which backward error the row reports.
 const WORD_NOTES: &[&str] =
-    &["skipped", "backward_error_kind", "factor_precision", "answer_from", "variant", "highs_best", "storage"];
+    &["skipped", "backward_error_kind", "factor_precision", "lu", "answer_from", "variant", "highs_best", "storage"];
 
 /// `base` with the fields of `extra` added (an `extra` field of the same
 /// name replaces the base's).
