@@ -426,17 +426,16 @@ fn refine<B: Backend, T: Scalar>(
     let mut history: Vec<f64> = Vec::new();
     let mut gmres_iterations = 0;
     // GMRES for a low-precision factor, from the start or from the first
-    // classical step that contracts slowly: its basis, the factor widened
-    // to FP64 (GMRES needs M⁻¹ to be one fixed operator, which FP32 solves
-    // are not once κ(G)·u₃₂ nears 1), the zero observations of G·v, d and
-    // −v; and the index in `steps` of its first correction.
+    // classical step that contracts slowly: its basis, the zero
+    // observations of G·v, d and −v; and the index in `steps` of its first
+    // correction. Its M⁻¹ solves in FP64 on the factor, widened as it is
+    // read: GMRES needs one fixed operator, which FP32 solves are not once
+    // κ(G)·u₃₂ nears 1.
     let may_gmres = params.refinement != Refinement::Classical && T::NAME != "f64";
     let start_gmres = || -> Result<_> {
-        let mut wide = be.alloc::<f64>(m * m)?;
-        be.cast(View::dense(l, m, m)?, ViewMut::dense(&mut wide, m, m)?)?;
         let n = problem.d.block().vector_len().unwrap_or(0);
         let g = Gmres::new(be, m, RefineParams::default().max_inner)?;
-        Ok((g, wide, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?))
+        Ok((g, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?))
     };
     let (mut gmres, mut gmres_from) = if may_gmres && params.refinement == Refinement::Gmres {
         (Some(start_gmres()?), Some(1))
@@ -535,7 +534,7 @@ fn refine<B: Backend, T: Scalar>(
                     gmres_from = Some(steps.len() + 1);
                 }
             }
-            Some((g, wide, zeros, d, minus_v)) => {
+            Some((g, zeros, d, minus_v)) => {
                 // d from GMRES on G·d = r, then d into r as the classical
                 // step leaves it.
                 be.fill(ViewMut::dense(d, m, 1)?, 0.0)?;
@@ -553,7 +552,7 @@ fn refine<B: Backend, T: Scalar>(
                     )
                 };
                 let mut precondition =
-                    |v: ViewMut<'_, B, f64>| cholesky::solve_in_place(be, Uplo::Lower, View::dense(wide, m, m)?, v);
+                    |v: ViewMut<'_, B, f64>| cholesky::solve_wide_in_place(be, Uplo::Lower, View::dense(l, m, m)?, v);
                 let inner = RefineParams::default();
                 gmres_iterations += g.solve(
                     be,
