@@ -27,8 +27,28 @@
 
 #include "common.cuh"
 
+// c = op(a)·b for 4 x 4 blocks, op(a) = a^T when ta.
+__device__ __forceinline__ void product4(const double (&a)[4][4], bool ta, const double (&b)[4][4], double (&c)[4][4]) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            double v = 0.0;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v += (ta ? a[k][s] : a[s][k]) * b[k][u];
+            c[s][u] = v;
+        }
+}
+
+__device__ __forceinline__ void copy4(const double (&a)[4][4], double (&b)[4][4]) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+#pragma unroll
+        for (int u = 0; u < 4; ++u) b[s][u] = a[s][u];
+}
+
 // Q(s, t) = W(g + m·s, g + m·t) for quad g of the butterfly of order n.
-__device__ void butterfly_quad(unsigned long long key, long long n, long long g, double q[4][4]) {
+__device__ void butterfly_quad(unsigned long long key, long long n, long long g, double (&q)[4][4]) {
     const long long m = (n + 3) / 4;
     const double h = 0.70710678118654752440;
     bool present[4];
@@ -65,15 +85,7 @@ __device__ void butterfly_quad(unsigned long long key, long long n, long long g,
             w[level][o][p] = h * rl[p];
             w[level][o][o] = -h * rl[o];
         }
-#pragma unroll
-    for (int s = 0; s < 4; ++s)
-#pragma unroll
-        for (int t = 0; t < 4; ++t) {
-            double v = 0.0;
-#pragma unroll
-            for (int k = 0; k < 4; ++k) v += w[1][s][k] * w[0][k][t];
-            q[s][t] = v;
-        }
+    product4(w[1], false, w[0], q);
 }
 
 template <typename T>
@@ -102,35 +114,13 @@ __device__ void butterfly_impl(T* a, long long ld, long long rows, long long col
         double q[4][4], y[4][4];
         if (left) {
             butterfly_quad(left_key, rows, g, q);
-#pragma unroll
-            for (int s = 0; s < 4; ++s)
-#pragma unroll
-                for (int u = 0; u < 4; ++u) {
-                    double v = 0.0;
-#pragma unroll
-                    for (int k = 0; k < 4; ++k) v += (left_trans ? q[k][s] : q[s][k]) * x[k][u];
-                    y[s][u] = v;
-                }
-#pragma unroll
-            for (int s = 0; s < 4; ++s)
-#pragma unroll
-                for (int u = 0; u < 4; ++u) x[s][u] = y[s][u];
+            product4(q, left_trans, x, y);
+            copy4(y, x);
         }
         if (right) {
             butterfly_quad(right_key, cols, c, q);
-#pragma unroll
-            for (int s = 0; s < 4; ++s)
-#pragma unroll
-                for (int u = 0; u < 4; ++u) {
-                    double v = 0.0;
-#pragma unroll
-                    for (int k = 0; k < 4; ++k) v += x[s][k] * q[k][u];
-                    y[s][u] = v;
-                }
-#pragma unroll
-            for (int s = 0; s < 4; ++s)
-#pragma unroll
-                for (int u = 0; u < 4; ++u) x[s][u] = y[s][u];
+            product4(x, false, q, y);
+            copy4(y, x);
         }
 #pragma unroll
         for (int s = 0; s < 4; ++s)
