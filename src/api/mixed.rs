@@ -3,6 +3,9 @@
 //! FP16, BF16 or TF32, refined by GMRES-IR (Carson and Higham 2018) or
 //! classical refinement, with an FP64 factorization as the fallback.
 //!
+//! An LU pivots partially, or, with [`LowLu::Butterfly`], not at all on
+//! `Uᵀ·A·V` for random butterflies `U`, `V`, the pivoted LU behind it.
+//!
 //! Once rounded, `A` is scaled by powers of two — by rows and columns, or
 //! symmetrically, when its rows or columns differ much in size, else as a
 //! whole (`equilibrate::when_needed`; Higham, Pranesh and Zounon 2019 scale
@@ -230,8 +233,8 @@ impl Matrix<f64> {
         if let Err(failure) = &attempt
             && failure.butterfly
         {
-            // The pivoted LU, as the butterflies' LU was reached: straight
-            // to LU.
+            // The butterflies' LU was reached (Cholesky, if tried, had
+            // failed): the pivoted LU next, with no second Cholesky.
             retried = Some(failure.why.clone());
             let pivoted = MixedOptions { method: Method::Lu, lu: LowLu::Pivoted, ..*options };
             attempt = with_backend!(self.device(), be => {
@@ -351,10 +354,10 @@ fn low_precision<B: Resident>(
     let lu = |mut low: Matrix<f32>| -> Result<Attempt<B>> {
         if options.lu == LowLu::Butterfly {
             be.butterfly(Some((ku, Op::Trans)), Some(kv), low.view_mut()?)?;
-            // Only a zero pivot stops it: a small one is as likely κ(A)
-            // as growth, which refinement judges.
             // Leaves as wide as the GPU's panel kernel without pivoting.
             let params = LuParams { leaf_size: 64, ..params };
+            // Only a zero pivot stops it: a small one is as likely κ(A) as
+            // growth, which refinement judges.
             return match low.lu_with(Pivoting::None { tol: 0.0 }, params) {
                 Ok(f) => Ok(Ok((Method::Lu, LowFactor::Butterfly(f)))),
                 Err(Error::Singular { pivot }) => Ok(Err((
