@@ -152,9 +152,10 @@ impl Default for MixedOptions {
 /// Wall-clock times of a mixed-precision solve.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MixedTimings {
-    /// Rounding, equilibration and the low-precision factorization.
+    /// Rounding, equilibration and the low-precision factorization (of
+    /// both LUs when the butterflies' gave way to the pivoted one).
     pub factor: Duration,
-    /// The first solve and the refinement.
+    /// The first solve and the refinement (of both attempts, likewise).
     pub refine: Duration,
     /// The condition estimate.
     pub condition: Duration,
@@ -402,7 +403,7 @@ fn low_precision<B: Resident>(
     };
     let butterfly = matches!(factor, LowFactor::Butterfly(_));
     be.synchronize()?;
-    timings.factor = start.elapsed();
+    timings.factor += start.elapsed();
 
     // A⁻¹ = 2^g·C·A_s⁻¹·R for A_s = R·(2^g·A)·C.
     let start = Instant::now();
@@ -450,10 +451,11 @@ fn low_precision<B: Resident>(
         all.inner += steps.inner;
         if let Some(why) = steps.failure {
             let why = if k > 1 { format!("column {}: {why}", j + 1) } else { why };
+            timings.refine += start.elapsed();
             return Ok(Err(Failure { why, steps: all, butterfly }));
         }
     }
-    timings.refine = start.elapsed();
+    timings.refine += start.elapsed();
     let start = Instant::now();
     let rcond = if options.estimate_condition {
         let inverse = condition::inverse_one_norm_on::<B, f64>(be, n, |v, transposed| {
