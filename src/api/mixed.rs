@@ -301,13 +301,14 @@ impl Matrix<f64> {
 enum LowFactor<B: Resident> {
     Cholesky(Cholesky<f32>),
     Lu(Lu<f32>, B::Buffer<i32>),
-    /// `Uᵀ·A·V = L·U` for the butterflies of [`BUTTERFLY_SEEDS`].
+    /// `Uᵀ·A·V = L·U` for the butterflies of [`BUTTERFLY_STREAMS`].
     Butterfly(Lu<f32>),
 }
 
-/// The seeds of the butterflies `U` and `V` of [`LowLu::Butterfly`]:
-/// fixed, so that a solve is reproducible.
-const BUTTERFLY_SEEDS: (u64, u64) = (0x5EED_B077_E4F1_0001, 0x5EED_B077_E4F1_0002);
+/// The random streams of the butterflies `U` and `V` of
+/// [`LowLu::Butterfly`] (given to [`random::key`]): fixed, so that a solve
+/// is reproducible.
+const BUTTERFLY_STREAMS: (u64, u64) = (0x5EED_B077_E4F1_0001, 0x5EED_B077_E4F1_0002);
 
 /// A low-precision factorization, or why it failed and whether it was the
 /// LU after random butterflies.
@@ -350,7 +351,7 @@ fn low_precision<B: Resident>(
     };
     let mut scaling = None;
     let name = precision.name();
-    let (ku, kv) = (random::key(BUTTERFLY_SEEDS.0), random::key(BUTTERFLY_SEEDS.1));
+    let (ku, kv) = (random::key(BUTTERFLY_STREAMS.0), random::key(BUTTERFLY_STREAMS.1));
     let params = LuParams { update: compute, ..LuParams::for_order(n) };
     let lu = |mut low: Matrix<f32>| -> Result<Attempt<B>> {
         if options.lu == LowLu::Butterfly {
