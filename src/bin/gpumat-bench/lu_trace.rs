@@ -1,23 +1,25 @@
 //! `--suite lu-trace`: where an LU's time goes: the wall time of the whole
 //! factorization, of its panels alone (an `n × nb` block column factored by
 //! itself), and the cost per call of each primitive at the shapes the
-//! blocked algorithm uses, with cuBLAS's `trsm` beside ours.
+//! blocked algorithm uses, with cuBLAS's `trsm` beside ours; beside each,
+//! the host's time to enqueue it (when the two are close, the host is the
+//! limit).
 
 use gpumat::Result;
-use gpumat::backend::cuda::{Cuda, vendor};
-use gpumat::backend::{Backend, Block, BufferMut, Diag, Op, Pivoting, Side, View, ViewMut};
+use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
+use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Op, Pivoting, Side, View, ViewMut};
 use gpumat::factor::lu::{self, LuParams};
 use gpumat::layout::Uplo;
 use serde_json::{Value, json};
 
 use crate::harness::Settings;
 use crate::harness::inputs::random;
-use crate::harness::timing::per_call_us;
+use crate::harness::timing::enqueue_and_per_call_us;
 
 pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
     let mut rows = vec![];
     let reps = 10;
-    let per_call = |f: &mut dyn FnMut() -> Result<()>| per_call_us(cuda, reps, f);
+    let per_call = |f: &mut dyn FnMut() -> Result<()>| enqueue_and_per_call_us(cuda, reps, f);
     for &n in &settings.sizes {
         let a = random(cuda, n * n, 6)?;
         let mut w = cuda.alloc::<f64>(n * n)?;
@@ -40,6 +42,50 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             let wide = LuParams { block_size: nb, leaf_size: nb, ..LuParams::default() };
             per_call(&mut || factor(nb, wide))?
         }));
+        // In FP32, with FP16 and FP32 trailing updates (the mixed-precision
+        // solve's factorizations), a copy included.
+        let (mut low, mut work) = (cuda.alloc::<f32>(n * n)?, cuda.alloc::<f32>(n * n)?);
+        let (mut piv32, mut info32) = (cuda.alloc::<i32>(n)?, cuda.upload(&[0i32])?);
+        cuda.cast(View::dense(&a, n, n)?, ViewMut::dense(&mut low, n, n)?)?;
+        for (name, update) in [("fp16", Compute::Fp16), ("f32", Compute::Native)] {
+            let us = per_call(&mut || {
+                cuda.copy(View::dense(&low, n, n)?, ViewMut::dense(&mut work, n, n)?)?;
+                let (buf, piv) = (BufferMut::new(&mut work), BufferMut::new(&mut piv32));
+                let mut status = ViewMut::dense(&mut info32, 1, 1)?;
+                let params = LuParams { update, ..params };
+                let block = Block::dense(n, n);
+                lu::factor_in_place(cuda, &buf, block, &piv, Block::dense(n, 1), &mut status, Pivoting::Partial, params)
+            })?;
+            out.push((format!("FP32 factor {n}x{n}, {name} updates, copy included"), us));
+        }
+        drop((low, work, piv32, info32));
+        // The block column with a trailing update's product beside it on
+        // the side queue, as the look-ahead runs them: the wall time is
+        // the longer of the two where they overlap, their sum where not.
+        let side = cuda.side()?;
+        let mut c = cuda.alloc::<f64>(n * n)?;
+        let below = n - nb;
+        for cols in [below / 4, below] {
+            let product = |c: &mut CudaBuffer<f64>| -> Result<()> {
+                side.wait_for(cuda)?;
+                let l21 = View::new(&a, Block { offset: nb, rows: below, cols: nb, ld: n })?;
+                let u12 = View::new(&a, Block { offset: n * nb, rows: nb, cols, ld: n })?;
+                let c = ViewMut::new(c, Block { offset: n * nb + nb, rows: below, cols, ld: n })?;
+                side.gemm(-1.0, l21, Op::NoTrans, u12, Op::NoTrans, 1.0, c)
+            };
+            let alone = per_call(&mut || {
+                product(&mut c)?;
+                cuda.wait_for(side)
+            })?;
+            out.push((format!("gemm {below}x{cols} k {nb} on the side queue alone"), alone));
+            let both = per_call(&mut || {
+                product(&mut c)?;
+                factor(nb, params)?;
+                cuda.wait_for(side)
+            })?;
+            out.push((format!("block column {n}x{nb} with gemm {below}x{cols} k {nb} beside it"), both));
+        }
+        drop(c);
         // Pivots of a real factorization, for the interchanges below.
         factor(n, params)?;
         for (rows_, cols) in [(n, leaf), (n / 2, leaf), (512, leaf)] {
@@ -56,7 +102,10 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
                     Pivoting::Partial,
                 )
             })?;
-            out.push((format!("getrf_panel {rows_}x{cols} (copy of {copy:.1} µs taken off)"), us - copy));
+            out.push((
+                format!("getrf_panel {rows_}x{cols} (copy of {:.1} µs taken off)", copy.1),
+                (us.0 - copy.0, us.1 - copy.1),
+            ));
         }
         cuda.copy(View::dense(&a, n, n)?, ViewMut::dense(&mut w, n, n)?)?;
         for (k, cols) in [(leaf, leaf), (nb, nb), (nb, n - nb)] {
@@ -92,9 +141,9 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             })?;
             out.push((format!("gemm {below}x{cols} k {nb}"), us));
         }
-        for (what, us) in out {
-            println!("n {n}: {what}: {us:.1} µs");
-            rows.push(json!({"op": format!("lu-trace {what}"), "n": n, "us_per_call": us}));
+        for (what, (enqueue, us)) in out {
+            println!("n {n}: {what}: {us:.1} µs (enqueue {enqueue:.1} µs)");
+            rows.push(json!({"op": format!("lu-trace {what}"), "n": n, "us_per_call": us, "enqueue_us": enqueue}));
         }
     }
     Ok(rows)
