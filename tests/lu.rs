@@ -612,6 +612,33 @@ fn every_panel_kernel_factors_alike() {
     }
 }
 
+/// With the trailing updates' queue confined to part of the SMs
+/// (`Tuning::side_sms`), the panels run on fewer blocks beside it: the
+/// factorization of partial pivoting within the bound, with the pivots of
+/// the default. (The CPU has no such queue: there the knob changes nothing.)
+#[test]
+fn a_side_queue_on_part_of_the_sms_factors_alike() {
+    use gpumat::backend::Tuning;
+    let dev = device();
+    let name = if dev.is_cpu() { "cpu" } else { "cuda" };
+    let n = 2000;
+    let a = random(&mut rng(37), n, n);
+    let factor = |side_sms: Option<usize>| {
+        let d = gpumat::Device::with_tuning(name, Tuning { side_sms, ..dev.tuning() }).unwrap();
+        let f = d.from_col_major(n, n, &a).unwrap().lu().unwrap();
+        let fac = rel_error(&f.reconstruct().unwrap().to_host().unwrap(), &a);
+        let bound = 10.0 * n as f64 * u::<f64>() * growth(&host(f.factors()), &a, n).max(1.0);
+        (f.pivots().unwrap(), fac, bound)
+    };
+    let (pivots, ..) = factor(None);
+    // A few SMs for the updates, and all but one granule of them.
+    for sms in [8, 10_000] {
+        let (p, fac, bound) = factor(Some(sms));
+        assert!(fac <= bound, "side on {sms} SMs: ‖A − PᵀLU‖/‖A‖ = {fac:e} > {bound:e}");
+        assert_eq!(p, pivots, "side on {sms} SMs: other pivots than the default");
+    }
+}
+
 /// `permute_rows` with `lu::permutation` of the pivots is `laswp`, forward
 /// and reversed, exactly: on single vectors and a few columns, on blocks
 /// inside a larger buffer; the pivots as partial pivoting leaves them.

@@ -112,6 +112,18 @@ impl Cuda {
         Ok(sms.max(1) as usize)
     }
 
+    /// The SMs a panel kernel's blocks may count on while the side queue
+    /// runs: those outside the side queue's share when it has one
+    /// ([`Tuning::side_sms`](crate::backend::Tuning::side_sms)). Blocks that
+    /// wait for each other must all be resident at once, and a block
+    /// waiting for an SM the side queue's product holds waits for the
+    /// product's tile there to finish.
+    pub(super) fn panel_sms(&self) -> Result<usize> {
+        let sms = self.sms()?;
+        let side = self.side.get().and_then(|s| s.confined_to);
+        Ok(side.map_or(sms, |share| sms.saturating_sub(share).max(1)))
+    }
+
     /// The exchange cells (device address) and epoch for the next launch of
     /// a panel kernel on this queue; enough cells for any grid of the GPU
     /// (`2·ll_cells(GRID_MAX_NB)` a block, also what QR's panel needs).
@@ -155,7 +167,7 @@ impl Cuda {
         let forced = self.tuning().lu_panel;
         let allowed = |k: LuPanel| forced.is_none_or(|f| f == k);
         let per_block = |default: usize| if forced.is_some() { 32 } else { default };
-        let most = self.cluster_blocks()?;
+        let most = self.cluster_blocks()?.min(self.panel_sms()?);
         if cols <= REG_NB && most > 0 && allowed(LuPanel::Cluster) {
             let blocks = rows.div_ceil(per_block(CLUSTER_ROWS_PER_BLOCK)).clamp(1, most);
             let chunk = rows.div_ceil(blocks);
@@ -166,7 +178,7 @@ impl Cuda {
             }
         }
         if cols <= REG_NB && allowed(LuPanel::Register) {
-            let blocks = rows.div_ceil(per_block(REG_ROWS_PER_BLOCK)).clamp(1, self.sms()?);
+            let blocks = rows.div_ceil(per_block(REG_ROWS_PER_BLOCK)).clamp(1, self.panel_sms()?);
             let chunk = rows.div_ceil(blocks);
             if chunk <= REG_MAX_ROWS {
                 return Ok(PanelKernel::Reg { blocks, threads: chunk.next_multiple_of(32).max(64) as u32 });
@@ -177,7 +189,7 @@ impl Cuda {
             if bytes(1) <= LL_MAX_SMEM && forced.is_none() {
                 return Ok(PanelKernel::Ll { blocks: 1 });
             }
-            let blocks = rows.div_ceil(per_block(LL_ROWS_PER_BLOCK)).clamp(1, self.sms()?);
+            let blocks = rows.div_ceil(per_block(LL_ROWS_PER_BLOCK)).clamp(1, self.panel_sms()?);
             if bytes(blocks) <= LL_MAX_SMEM {
                 return Ok(PanelKernel::Ll { blocks });
             }
@@ -185,7 +197,7 @@ impl Cuda {
         if rows < GRID_MIN_ROWS || cols > GRID_MAX_NB || forced == Some(LuPanel::Block) {
             return Ok(PanelKernel::Block);
         }
-        Ok(PanelKernel::Grid { blocks: rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, self.sms()?) })
+        Ok(PanelKernel::Grid { blocks: rows.div_ceil(GRID_ROWS_PER_BLOCK).clamp(1, self.panel_sms()?) })
     }
 
     /// `getrf_leaf`: the register kernel moves the other columns' rows

@@ -103,6 +103,9 @@ pub struct Cuda {
     /// first use: a capture on this queue would also take what other
     /// threads enqueue here meanwhile.
     recorder: OnceLock<Box<Cuda>>,
+    /// The SMs this queue's work is confined to, when it is a side queue on
+    /// part of them ([`Tuning::side_sms`]); `None`: all of them.
+    confined_to: Option<usize>,
 }
 
 /// Device memory of `len` elements of `E`, held as bytes so that any `Elem`

@@ -1,7 +1,8 @@
 //! The context and its queues: the main queue at the highest priority (the
 //! factorizations' critical path), the side queue for trailing updates and
 //! the sibling queue beside the main one, each with its cuBLAS handle, all
-//! sharing the loaded kernels and the tuning.
+//! sharing the tuning and, unless the side queue is confined to part of
+//! the SMs, the loaded kernels.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -17,6 +18,49 @@ use crate::{DeviceLibrary, Error, Result};
 /// A cuBLAS handle that could not be created.
 fn cublas_handle(e: cudarc::cublas::result::CublasError) -> Error {
     Error::device_call(DeviceLibrary::Cublas, "creating a cuBLAS handle", e.0)
+}
+
+/// A context on `ctx`'s GPU whose work runs on `sms` of its SMs only,
+/// sharing `ctx`'s memory (a green context), and the SMs it got: the driver
+/// rounds the count up to its granularity (8 on sm_90). It lives as long as
+/// the process.
+fn green_context(ctx: &Arc<CudaContext>, sms: usize) -> Result<(Arc<CudaContext>, usize)> {
+    use cudarc::driver::sys;
+    let fail = |what: &str| {
+        let op = format!("making a context of {sms} SMs: {what}");
+        move |e| driver(&op)(e)
+    };
+    let dev = ctx.cu_device();
+    // SAFETY: plain-data descriptors written by the driver; the green
+    // context is never destroyed (its `CudaContext` is leaked below).
+    unsafe {
+        let mut all: sys::CUdevResource = std::mem::zeroed();
+        sys::cuDeviceGetDevResource(dev, &mut all, sys::CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM)
+            .result()
+            .map_err(fail("reading the SMs"))?;
+        let (mut part, mut rest): (sys::CUdevResource, sys::CUdevResource) = (std::mem::zeroed(), std::mem::zeroed());
+        let mut groups = 1u32;
+        // At least one granule of SMs stays outside.
+        let granule = all.__bindgen_anon_1.sm.smCoscheduledAlignment.max(1);
+        let count = u32::try_from(sms).unwrap_or(u32::MAX).min(all.__bindgen_anon_1.sm.smCount.saturating_sub(granule));
+        sys::cuDevSmResourceSplitByCount(&mut part, &mut groups, &all, &mut rest, 0, count)
+            .result()
+            .map_err(fail("splitting them"))?;
+        let mut desc = std::ptr::null_mut();
+        sys::cuDevResourceGenerateDesc(&mut desc, &mut part, 1).result().map_err(fail("describing them"))?;
+        let mut green = std::ptr::null_mut();
+        sys::cuGreenCtxCreate(&mut green, desc, dev, sys::CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM as u32)
+            .result()
+            .map_err(fail("creating it"))?;
+        let mut raw = std::ptr::null_mut();
+        sys::cuCtxFromGreenCtx(&mut raw, green).result().map_err(fail("converting it"))?;
+        let side = CudaContext::from_raw_context(ctx.ordinal(), dev, raw).map_err(fail("wrapping it"))?;
+        // `CudaContext` would destroy it as an ordinary context.
+        std::mem::forget(side.clone());
+        side.disable_event_tracking();
+        ctx.bind_to_thread().map_err(fail("binding the main context again"))?;
+        Ok((side, part.__bindgen_anon_1.sm.smCount as usize))
+    }
 }
 
 /// A stream of the highest priority on `ctx`.
@@ -76,6 +120,7 @@ impl Cuda {
             record_graphs: AtomicBool::new(tuning.graphs),
             recordings: Mutex::default(),
             recorder: OnceLock::new(),
+            confined_to: None,
         };
         cuda.keep_pool()?;
         Ok(cuda)
@@ -83,22 +128,28 @@ impl Cuda {
 
     /// Another stream and cuBLAS handle on the same context, sharing the
     /// loaded kernels: of default priority (below the main queue's), or of
-    /// the highest with `urgent`.
+    /// the highest with `urgent`. Where [`Tuning::side_sms`] asks for it,
+    /// a queue of default priority is on a green context of that many SMs
+    /// instead, with kernels loaded there.
     pub(super) fn fork(&self, urgent: bool) -> Result<Cuda> {
-        let stream = if urgent {
-            urgent_stream(&self.ctx)?
-        } else {
-            self.ctx.new_stream().map_err(driver("creating a stream"))?
+        // The side queue on part of the SMs, with kernels of its own.
+        let green = match self.tuning().side_sms {
+            Some(sms) if !urgent => Some(green_context(&self.ctx, sms)?),
+            _ => None,
         };
+        let ctx = green.as_ref().map_or_else(|| self.ctx.clone(), |(g, _)| g.clone());
+        let stream =
+            if urgent { urgent_stream(&ctx)? } else { ctx.new_stream().map_err(driver("creating a stream"))? };
         let blas = CudaBlas::new(stream.clone()).map_err(cublas_handle)?;
+        self.ctx.bind_to_thread().map_err(driver("binding the context"))?;
         Ok(Cuda {
-            ctx: self.ctx.clone(),
+            ctx,
             stream,
             blas,
             arch: self.arch.clone(),
             gpu: self.gpu.clone(),
             name: self.name.clone(),
-            functions: self.functions.clone(),
+            functions: if green.is_some() { Arc::default() } else { self.functions.clone() },
             staging: Mutex::new(None),
             side: OnceLock::new(),
             sibling: OnceLock::new(),
@@ -109,6 +160,7 @@ impl Cuda {
             record_graphs: AtomicBool::new(false),
             recordings: Mutex::default(),
             recorder: OnceLock::new(),
+            confined_to: green.as_ref().map(|(_, sms)| *sms),
         })
     }
 
