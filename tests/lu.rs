@@ -612,30 +612,31 @@ fn every_panel_kernel_factors_alike() {
     }
 }
 
-/// With the trailing updates' queue confined to part of the SMs
-/// (`Tuning::side_sms`), the panels run on fewer blocks beside it: the
-/// factorization of partial pivoting within the bound, with the pivots of
-/// the default. (The CPU has no such queue: there the knob changes nothing.)
+/// With tensor-core updates the LU runs on a partitioned queue, whose
+/// trailing updates keep to a share of the SMs (`Tuning::side_sms`) and
+/// whose panels take fewer blocks beside them. At every share, few SMs or
+/// all but one granule, the factorization is within `n·u·ρ` of `A`, `u` the
+/// unit roundoff of split FP16 operands (2⁻²²) and `ρ` the growth. (The CPU
+/// has no such queue: there the knob changes nothing.)
 #[test]
-fn a_side_queue_on_part_of_the_sms_factors_alike() {
-    use gpumat::backend::Tuning;
+fn tensor_core_updates_on_a_partitioned_queue_factor_within_the_bound() {
+    use gpumat::backend::{Compute, Pivoting, Tuning};
+    use gpumat::factor::lu::LuParams;
     let dev = device();
     let name = if dev.is_cpu() { "cpu" } else { "cuda" };
     let n = 2000;
     let a = random(&mut rng(37), n, n);
-    let factor = |side_sms: Option<usize>| {
+    let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
+    let widened: Vec<f64> = a32.iter().map(|&v| f64::from(v)).collect();
+    for side_sms in [None, Some(8), Some(10_000)] {
         let d = gpumat::Device::with_tuning(name, Tuning { side_sms, ..dev.tuning() }).unwrap();
-        let f = d.from_col_major(n, n, &a).unwrap().lu().unwrap();
-        let fac = rel_error(&f.reconstruct().unwrap().to_host().unwrap(), &a);
-        let bound = 10.0 * n as f64 * u::<f64>() * growth(&host(f.factors()), &a, n).max(1.0);
-        (f.pivots().unwrap(), fac, bound)
-    };
-    let (pivots, ..) = factor(None);
-    // A few SMs for the updates, and all but one granule of them.
-    for sms in [8, 10_000] {
-        let (p, fac, bound) = factor(Some(sms));
-        assert!(fac <= bound, "side on {sms} SMs: ‖A − PᵀLU‖/‖A‖ = {fac:e} > {bound:e}");
-        assert_eq!(p, pivots, "side on {sms} SMs: other pivots than the default");
+        let params = LuParams { update: Compute::Fp16x3, ..LuParams::for_order(n) };
+        let f = d.from_col_major(n, n, &a32).unwrap().lu_with(Pivoting::Partial, params).unwrap();
+        let lu: Vec<f64> = f.reconstruct().unwrap().to_host().unwrap().iter().map(|&v| f64::from(v)).collect();
+        let factors = host(f.factors());
+        let fac = rel_error(&lu, &widened);
+        let bound = n as f64 * 2f64.powi(-22) * growth(&factors, &widened, n).max(1.0);
+        assert!(fac <= bound, "updates on {side_sms:?} SMs: ‖A − PᵀLU‖/‖A‖ = {fac:e} > {bound:e}");
     }
 }
 

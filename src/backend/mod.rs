@@ -187,6 +187,13 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// small calls, one on each queue, run at once instead of one after the
     /// other. The CPU backend is its own sibling.
     fn sibling(&self) -> Result<&Self>;
+    /// A queue like this one for a blocked factorization whose trailing
+    /// updates are cheap next to its panels (tensor-core updates): its side
+    /// queue runs on part of the SMs and its panels keep the rest, so that
+    /// a panel never waits for an update to leave the SMs it needs. Order
+    /// with this queue is what [`Backend::wait_for`] imposes. The CPU
+    /// backend is its own.
+    fn partitioned(&self) -> Result<&Self>;
     /// Work enqueued on `self` from now on waits for all work enqueued on
     /// `other` so far.
     fn wait_for(&self, other: &Self) -> Result<()>;

@@ -52,16 +52,12 @@ pub struct Tuning {
     /// The default, 16384, is where the emulation overtakes `dgemm` on an
     /// H100; GPUs with another ratio of INT8 to FP64 rates move it.
     pub fp64_products_from: usize,
-    /// The SMs the side queue's work (the factorizations' trailing updates)
-    /// is confined to (`GPUMAT_SIDE_SMS`; a green context, the count
-    /// rounded up to the driver's granularity and at most one granule less
-    /// than the GPU has), read when the side queue is
-    /// made: the panels on the main queue then keep the others, instead of
-    /// waiting for the update's tiles to leave an SM before each launch.
-    /// `None` (the default): the side queue runs on every SM, which is
-    /// faster where the updates are the larger part (FP64 LU on an H200:
-    /// 113 ms at n = 16384, 120 with 88 SMs; FP32 LU with FP16 updates: 84
-    /// ms, 73 with 56).
+    /// The SMs that the trailing updates of an LU with tensor-core updates
+    /// (the mixed-precision solves) run on (`GPUMAT_SIDE_SMS`;
+    /// [`Backend::partitioned`](super::Backend::partitioned): a green
+    /// context, the count rounded up to the driver's granularity and at most
+    /// one granule less than the GPU has); its panels keep the others.
+    /// `None`: three sevenths of the GPU's SMs (56 of 132).
     pub side_sms: Option<usize>,
 }
 

@@ -113,10 +113,9 @@ impl Cuda {
     }
 
     /// The SMs a panel kernel's blocks may count on while the side queue
-    /// runs: those outside the side queue's share when it has one
-    /// ([`Tuning::side_sms`](crate::backend::Tuning::side_sms)). Blocks that
-    /// wait for each other must all be resident at once, and a block
-    /// waiting for an SM the side queue's product holds waits for the
+    /// runs: on a partitioned queue, those outside its side queue's share.
+    /// Blocks that wait for each other must all be resident at once, and a
+    /// block waiting for an SM the side queue's product holds waits for the
     /// product's tile there to finish.
     pub(super) fn panel_sms(&self) -> Result<usize> {
         let sms = self.sms()?;

@@ -1,8 +1,8 @@
 //! The context and its queues: the main queue at the highest priority (the
 //! factorizations' critical path), the side queue for trailing updates and
 //! the sibling queue beside the main one, each with its cuBLAS handle, all
-//! sharing the tuning and, unless the side queue is confined to part of
-//! the SMs, the loaded kernels.
+//! sharing the tuning and, but for a partitioned queue's side queue (on a
+//! part of the SMs), the loaded kernels.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -120,6 +120,8 @@ impl Cuda {
             record_graphs: AtomicBool::new(tuning.graphs),
             recordings: Mutex::default(),
             recorder: OnceLock::new(),
+            partitioned: OnceLock::new(),
+            side_share: None,
             confined_to: None,
         };
         cuda.keep_pool()?;
@@ -128,12 +130,13 @@ impl Cuda {
 
     /// Another stream and cuBLAS handle on the same context, sharing the
     /// loaded kernels: of default priority (below the main queue's), or of
-    /// the highest with `urgent`. Where [`Tuning::side_sms`] asks for it,
-    /// a queue of default priority is on a green context of that many SMs
-    /// instead, with kernels loaded there.
+    /// the highest with `urgent`. A partitioned queue's queue of default
+    /// priority (its side queue) is on a green context of its share of the
+    /// SMs instead, with kernels loaded there.
     pub(super) fn fork(&self, urgent: bool) -> Result<Cuda> {
-        // The side queue on part of the SMs, with kernels of its own.
-        let green = match self.tuning().side_sms {
+        // A partitioned queue's side queue on its share of the SMs, with
+        // kernels of its own.
+        let green = match self.side_share {
             Some(sms) if !urgent => Some(green_context(&self.ctx, sms)?),
             _ => None,
         };
@@ -160,6 +163,8 @@ impl Cuda {
             record_graphs: AtomicBool::new(false),
             recordings: Mutex::default(),
             recorder: OnceLock::new(),
+            partitioned: OnceLock::new(),
+            side_share: None,
             confined_to: green.as_ref().map(|(_, sms)| *sms),
         })
     }
