@@ -22,9 +22,21 @@ fn cublas_handle(e: cudarc::cublas::result::CublasError) -> Error {
 
 /// A context on `ctx`'s GPU whose work runs on `sms` of its SMs only,
 /// sharing `ctx`'s memory (a green context), and the SMs it got: the driver
-/// rounds the count up to its granularity (8 on sm_90). It lives as long as
-/// the process.
+/// rounds the count up to its granularity (8 on sm_90). One is made per GPU
+/// and count, and lives as long as the process.
 fn green_context(ctx: &Arc<CudaContext>, sms: usize) -> Result<(Arc<CudaContext>, usize)> {
+    type Made = HashMap<(usize, usize), (Arc<CudaContext>, usize)>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let mut made = MADE.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(g) = made.get(&(ctx.ordinal(), sms)) {
+        return Ok(g.clone());
+    }
+    let g = new_green_context(ctx, sms)?;
+    made.insert((ctx.ordinal(), sms), g.clone());
+    Ok(g)
+}
+
+fn new_green_context(ctx: &Arc<CudaContext>, sms: usize) -> Result<(Arc<CudaContext>, usize)> {
     use cudarc::driver::sys;
     let fail = |what: &str| {
         let op = format!("making a context of {sms} SMs: {what}");
@@ -32,7 +44,9 @@ fn green_context(ctx: &Arc<CudaContext>, sms: usize) -> Result<(Arc<CudaContext>
     };
     let dev = ctx.cu_device();
     // SAFETY: plain-data descriptors written by the driver; the green
-    // context is never destroyed (its `CudaContext` is leaked below).
+    // context is never destroyed (its `CudaContext` is leaked below); no
+    // buffer is shared between its streams, so cudarc's events are not
+    // needed (as for the main context).
     unsafe {
         let mut all: sys::CUdevResource = std::mem::zeroed();
         sys::cuDeviceGetDevResource(dev, &mut all, sys::CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM)
