@@ -59,8 +59,9 @@ enum Suite {
     Qr,
     /// LU with partial pivoting against cuSOLVER dgetrf.
     Lu,
-    /// Where an LU's time goes: the whole, its panels alone, and the cost
-    /// per call of its primitives.
+    /// Where an LU's time goes: the whole, its panels alone and beside a
+    /// trailing gemm, and the cost per call of its primitives, with the
+    /// host's time to enqueue each.
     LuTrace,
     /// Symmetric indefinite LDLᵀ (Bunch–Kaufman) in full and RFP storage
     /// against cuSOLVER dsytrf + dsytrs, and unpivoted LDLᵀ against
