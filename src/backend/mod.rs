@@ -191,8 +191,9 @@ pub trait Backend: Sized + Send + Sync + 'static {
     /// updates are cheap next to its panels (tensor-core updates): its side
     /// queue runs on part of the SMs and its panels keep the rest, so that
     /// a panel never waits for an update to leave the SMs it needs. Order
-    /// with this queue is what [`Backend::wait_for`] imposes. The CPU
-    /// backend is its own.
+    /// with this queue is what [`Backend::wait_for`] imposes. Where the
+    /// GPU cannot be partitioned it is an ordinary queue; the CPU backend
+    /// is its own.
     fn partitioned(&self) -> Result<&Self>;
     /// Work enqueued on `self` from now on waits for all work enqueued on
     /// `other` so far.

@@ -226,6 +226,11 @@ impl Backend for Cuda {
         // Measured on an H200 (FP32 LU, FP16 updates, n = 16384): 88, 72
         // and 56 SMs of 132 for the updates, 56 the fastest.
         p.side_share = Some(self.tuning().side_sms.unwrap_or(sms * 3 / 7).max(1));
+        if p.side().is_err() {
+            // No green contexts here (a driver before CUDA 12.4): the
+            // queue is an ordinary one, which is only slower.
+            p.side_share = None;
+        }
         Ok(self.partitioned.get_or_init(|| Box::new(p)))
     }
 
