@@ -77,8 +77,12 @@ __device__ void getrf_panel_cluster_impl(T* a, long long ld, long long m, long l
     T x[REG_NB];
 #pragma unroll
     for (int k = 0; k < REG_NB; ++k) x[k] = mine && k < w ? a[i + k * ld] : T(0);
-#pragma unroll 1
-    for (int j = 0; j < w; ++j) {
+    // Unrolled whole: every column index below is then a constant, so
+    // reg_get, reg_set and reg_update fold to register moves and a
+    // straight chain of updates instead of jumps.
+#pragma unroll
+    for (int j = 0; j < REG_NB; ++j) {
+        if (j >= w) break;
         const int par = j & 1;
         Key k = {0, NO_POS};
         if (active && (partial || pos == (unsigned)j)) k = Key{key_of(reg_get(x, j)), pos};
