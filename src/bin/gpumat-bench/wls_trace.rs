@@ -7,7 +7,7 @@
 use gpumat::Result;
 use gpumat::backend::cuda::Cuda;
 use gpumat::backend::tuning::{Split, SplitTuning};
-use gpumat::backend::{Backend, Block, BufferMut, Norm, Tuning, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Diag, Norm, Op, Side, Tuning, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::Uplo;
 use gpumat::solve::wls::Problem;
@@ -66,6 +66,30 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         time("two f32 trsv with L", &mut || {
             cholesky::solve_in_place(cuda, Uplo::Lower, View::dense(&l, m, m)?, ViewMut::dense(&mut v, m, 1)?)
         })?;
+        // The GMRES preconditioner M⁻¹ = L⁻ᵀL⁻¹: two FP64 substitutions on
+        // the f32 factor (as refinement applies it), against two products
+        // with L⁻¹ formed once in FP64.
+        let mut w = cuda.upload(&vec![1.0f64; m])?;
+        time("two trsv_wide (FP64 on the f32 factor)", &mut || {
+            cholesky::solve_wide_in_place(cuda, Uplo::Lower, View::dense(&l, m, m)?, ViewMut::dense(&mut w, m, 1)?)
+        })?;
+        let (mut l64, mut inv) = (cuda.alloc::<f64>(m * m)?, cuda.alloc::<f64>(m * m)?);
+        cuda.cast(View::dense(&l, m, m)?, ViewMut::dense(&mut l64, m, m)?)?;
+        let ones = cuda.upload(&vec![1.0f64; m])?;
+        let diagonal = Block { offset: 0, rows: 1, cols: m, ld: m + 1 };
+        time("L⁻¹ in FP64 (trsm on I)", &mut || {
+            cuda.fill(ViewMut::dense(&mut inv, m, m)?, 0.0)?;
+            cuda.copy(View::dense(&ones, 1, m)?, ViewMut::new(&mut inv, diagonal)?)?;
+            let l64 = View::dense(&l64, m, m)?;
+            cuda.trsm(Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, 1.0, l64, ViewMut::dense(&mut inv, m, m)?)
+        })?;
+        let mut t = cuda.alloc::<f64>(m)?;
+        time("two gemv with L⁻¹ (FP64)", &mut || {
+            let li = View::dense(&inv, m, m)?;
+            cuda.gemm(1.0, li, Op::NoTrans, View::dense(&w, m, 1)?, Op::NoTrans, 0.0, ViewMut::dense(&mut t, m, 1)?)?;
+            cuda.gemm(1.0, li, Op::Trans, View::dense(&t, m, 1)?, Op::NoTrans, 0.0, ViewMut::dense(&mut w, m, 1)?)
+        })?;
+        drop((l64, inv));
         let (x, mut r) = (cuda.upload(&vec![0.5; m])?, cuda.alloc::<f64>(m)?);
         time("weighted_residual", &mut || {
             let (xv, rv) = (View::dense(&x, m, 1)?, ViewMut::dense(&mut r, m, 1)?);
