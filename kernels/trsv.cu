@@ -4,12 +4,17 @@
 // the widened factor at half its memory traffic, and it is one fixed linear
 // operator, which GMRES-based refinement needs of its preconditioner.
 //
-// trsv_wide_{f32,f64}_{n,t}(a, lda, n, lower, unit, x, incx, flags):
+// trsv_wide_{f32,f64}_{n,t}(a, lda, n, lower, unit, x, incx, ticket, cells,
+//                            epoch):
 //   a: the uplo triangle (lower != 0: the lower one) of the n x n
 //   column-major block at a, leading dimension lda; the other triangle is
 //   not read, nor the diagonal when unit != 0. op(A) = A (_n) or A^T (_t).
 //   x: n doubles at stride incx, b in, x out.
-//   flags: 1 + ceil(n / TRSV_NB) ints, all zero before the launch.
+//   ticket: one int, zero before the launch.
+//   cells, epoch: n exchange cells (ll.cuh) and this launch's epoch
+//   (1 <= epoch < 2^25), shared with the LU panel kernels of the queue: a
+//   solved entry of x is published in cell i with flag (epoch << 7) + 1,
+//   which no earlier launch's cell holds.
 //
 // Launch: ceil(n / TRSV_NB) blocks of TRSV_THREADS threads, dynamic shared
 // memory sizeof(double) * TRSV_NB * (TRSV_NB + 1).
@@ -25,18 +30,19 @@
 // Before it waits for anything, a block inverts its diagonal tile in shared
 // memory (in FP64, row by row in place). The chain from block to block is
 // then one product with the inverse, not a substitution of TRSV_NB
-// dependent divisions: the critical path is a flag, a tile product and a
+// dependent divisions: the critical path is a poll, a tile product and a
 // matrix-vector product per block row. The error of a tile's inverse grows
 // with the tile's condition (Du Croz and Higham 1992), not with the whole
 // triangle's; in FP64 on a single-precision factor it stays far below
-// the factor's own. The block reads each tile of its row of op(A) before
-// the part of x that the tile multiplies is ready, and multiplies it once
-// the part's flag is set. Flags are read and x is loaded past L1 (__ldcg): L1
-// is not coherent, and another block on the same SM may have read that
-// part of x before it was solved. Sums are formed in a fixed order, so
-// results are reproducible.
+// the factor's own. The block reads each tile of its row of op(A) a tile
+// ahead of the part of x that the tile multiplies, and multiplies it once
+// the part is published. Each solved entry travels with its flag in one
+// 16-byte cell (the LL protocol of ll.cuh), so a reader polls the entry
+// itself: no fence and no second round trip to L2 after a flag. Sums are
+// formed in a fixed order, so results are reproducible.
 
 #include "common.cuh"
+#include "ll.cuh"
 
 #ifndef TRSV_NB
 #define TRSV_NB 64
@@ -81,7 +87,7 @@ __device__ void trsv_invert(double (*m)[TRSV_NB + 1], bool forward) {
 
 template <typename T, bool TRANS>
 __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, int lower, int unit, double* x,
-                          long long incx, int* flags) {
+                          long long incx, int* ticket_counter, Cell* cells, unsigned epoch) {
     extern __shared__ double trsv_smem[];
     double(*inv)[TRSV_NB + 1] = reinterpret_cast<double(*)[TRSV_NB + 1]>(trsv_smem);
     __shared__ double xs[2][TRSV_NB];
@@ -92,7 +98,8 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
     // A thread's place in a tile: `along` runs along memory (op(A)'s row
     // without transposition, its column with), `g` picks the other index.
     const int along = tid % TRSV_NB, g = tid / TRSV_NB;
-    if (tid == 0) ticket = atomicAdd(flags, 1);
+    const unsigned flag = (epoch << 7) + 1;
+    if (tid == 0) ticket = atomicAdd(ticket_counter, 1);
     __syncthreads();
     const long long blocks = (n + TRSV_NB - 1) / TRSV_NB;
     // op(A) is lower triangular: substitution runs forward.
@@ -127,11 +134,10 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
 #pragma unroll
     for (int q = 0; q < TRSV_PER; ++q) acc[q] = 0.0;
     const long long tiles = forward ? bi : blocks - 1 - bi;
-    for (long long t = 0; t < tiles; ++t) {
-        const long long bj = forward ? t : blocks - 1 - t;
-        const long long c0 = bj * TRSV_NB;
+    // This thread's entries of tile t, loaded a tile ahead.
+    auto load = [&](long long t, T(&v)[TRSV_PER]) {
+        const long long c0 = (forward ? t : blocks - 1 - t) * TRSV_NB;
         const int cols = (int)min((long long)TRSV_NB, n - c0);
-        T v[TRSV_PER];
 #pragma unroll
         for (int q = 0; q < TRSV_PER; ++q) {
             const int other = g + q * TRSV_GROUPS;
@@ -141,16 +147,24 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
                 v[q] = (along < rows && other < cols) ? a[(r0 + along) + (c0 + other) * lda] : T(0);
             }
         }
+    };
+    T v[TRSV_PER], next[TRSV_PER] = {};
+    if (tiles > 0) load(0, v);
+    for (long long t = 0; t < tiles; ++t) {
+        const long long bj = forward ? t : blocks - 1 - t;
+        const long long c0 = bj * TRSV_NB;
+        const int cols = (int)min((long long)TRSV_NB, n - c0);
+        if (t + 1 < tiles) load(t + 1, next);
         double* xb = xs[t & 1];
         if (tid < TRSV_NB) {
-            while (*(volatile const int*)&flags[1 + bj] == 0) {
-            }
-            __threadfence();
-            xb[tid] = tid < cols ? __ldcg(&x[(c0 + tid) * incx]) : 0.0;
+            xb[tid] = tid < cols ? double_of(ll_load(cells + c0 + tid, flag)) : 0.0;
         }
         __syncthreads();
 #pragma unroll
-        for (int q = 0; q < TRSV_PER; ++q) acc[q] += (double)v[q] * xb[TRANS ? along : g + q * TRSV_GROUPS];
+        for (int q = 0; q < TRSV_PER; ++q) {
+            acc[q] += (double)v[q] * xb[TRANS ? along : g + q * TRSV_GROUPS];
+            v[q] = next[q];
+        }
     }
 
     // The off-diagonal sums of the block's rows, in a fixed order.
@@ -192,22 +206,20 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
         double s = 0.0;
         for (int p = 0; p < TRSV_GROUPS; ++p) s += part[p][r];
         x[(r0 + r) * incx] = s;
+        ll_store(cells + r0 + r, bits_of(s), flag);
     }
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) atomicExch(&flags[1 + bi], 1);
 }
 
 #define GPUMAT_TRSV_KERNELS(T, SUFFIX)                                                                        \
     extern "C" __global__ void __launch_bounds__(TRSV_THREADS)                                                \
         trsv_wide_##SUFFIX##_n(const T* a, long long lda, long long n, int lower, int unit, double* x,        \
-                               long long incx, int* flags) {                                                  \
-        trsv_wide<T, false>(a, lda, n, lower, unit, x, incx, flags);                                          \
+                               long long incx, int* ticket, Cell* cells, unsigned epoch) {                   \
+        trsv_wide<T, false>(a, lda, n, lower, unit, x, incx, ticket, cells, epoch);                                          \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(TRSV_THREADS)                                                \
         trsv_wide_##SUFFIX##_t(const T* a, long long lda, long long n, int lower, int unit, double* x,        \
-                               long long incx, int* flags) {                                                  \
-        trsv_wide<T, true>(a, lda, n, lower, unit, x, incx, flags);                                           \
+                               long long incx, int* ticket, Cell* cells, unsigned epoch) {                   \
+        trsv_wide<T, true>(a, lda, n, lower, unit, x, incx, ticket, cells, epoch);                                           \
     }
 
 GPUMAT_TRSV_KERNELS(float, f32)

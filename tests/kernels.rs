@@ -138,9 +138,9 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<&'static str>>> {
             add("larfb.cu", format!("larfb_dots_{t}_{nc}"), vec![P, I64, I64, I64, P, I64, I32, P]);
             add("larfb.cu", format!("larfb_update_{t}_{nc}"), vec![P, I64, I64, I64, P, I64, I32, P, P, I64, I32]);
         }
-        // trsv_wide(a, lda, n, lower, unit, x, incx, flags)
+        // trsv_wide(a, lda, n, lower, unit, x, incx, ticket, cells, epoch)
         for op in ["n", "t"] {
-            add("trsv.cu", format!("trsv_wide_{t}_{op}"), vec![P, I64, I64, I32, I32, P, I64, P]);
+            add("trsv.cu", format!("trsv_wide_{t}_{op}"), vec![P, I64, I64, I32, I32, P, I64, P, P, I32]);
         }
     }
     // The Ozaki scheme II: exponents(x, vs, es, count, len, radius, s),

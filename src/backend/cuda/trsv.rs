@@ -1,7 +1,7 @@
 //! [`Backend::trsv_wide`](crate::backend::Backend::trsv_wide) on the GPU:
 //! `kernels/trsv.cu`, every block row of the triangle in flight at once,
 //! each with its diagonal tile inverted, and the substitution passed from
-//! block to block by flags, where cuBLAS's `trsv` on the widened factor
+//! block to block through flagged cells, where cuBLAS's `trsv` on the widened factor
 //! reads twice the bytes and waits at every block of the chain.
 
 use cudarc::driver::LaunchConfig;
@@ -29,8 +29,9 @@ impl Cuda {
             return Ok(());
         }
         let blocks = len.div_ceil(TRSV_NB);
-        // The ticket counter, then a flag per block row: all zero.
-        let flags = self.scratch::<i32>(blocks + 1)?;
+        // The ticket counter, zero; the cells that publish x.
+        let ticket = self.scratch::<i32>(1)?;
+        let (cells, epoch) = self.exchange_of(len)?;
         let incx = if x.cols() == 1 { 1 } else { x.block().ld };
         // The inverse of the diagonal tile, in FP64.
         let inverse = (TRSV_NB * (TRSV_NB + 1) * std::mem::size_of::<f64>()) as u32;
@@ -48,7 +49,9 @@ impl Cuda {
             Arg::I32((diag == Diag::Unit) as i32),
             ptr_mut(&x),
             n(incx),
-            Arg::Ptr(self.slice_ptr(&flags)),
+            Arg::Ptr(self.slice_ptr(&ticket)),
+            Arg::Ptr(cells),
+            Arg::Bits32(epoch),
         ];
         self.launch("trsv", &format!("trsv_wide_{}_{suffix}", T::NAME), cfg, &args)
     }
