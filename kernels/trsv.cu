@@ -169,13 +169,24 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
 
     // The off-diagonal sums of the block's rows, in a fixed order.
     if (TRANS) {
-        // Row g + q·GROUPS: the sum over `along`, TRSV_NB / WARP warps.
+        // Row g + q·GROUPS: the sum over `along`, TRSV_NB / WARP warps. A
+        // transposing reduction: at each level a lane keeps half of its
+        // sums and sends the other half to its partner, so the warp's 16
+        // sums take 16 shuffles in 5 dependent steps (a tree for each sum
+        // took 80, which this last block row of the chain waited for).
+        // Lanes 2q and 2q + 1 end with sum q.
+        static_assert(TRSV_PER == 16 && WARP == 32, "the reduction's levels assume 16 sums a lane");
 #pragma unroll
-        for (int q = 0; q < TRSV_PER; ++q) {
-            double s = acc[q];
-            for (int d = WARP / 2; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-            if (lane == 0) part[along / WARP][g + q * TRSV_GROUPS] = s;
+        for (int half = TRSV_PER / 2, bit = WARP / 2; half >= 1; half >>= 1, bit >>= 1) {
+            const bool upper = (lane & bit) != 0;
+#pragma unroll
+            for (int i = 0; i < half; ++i) {
+                const double keep = upper ? acc[half + i] : acc[i], send = upper ? acc[i] : acc[half + i];
+                acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, bit);
+            }
         }
+        const double s = acc[0] + __shfl_xor_sync(0xffffffffu, acc[0], 1);
+        if ((lane & 1) == 0) part[along / WARP][g + (lane >> 1) * TRSV_GROUPS] = s;
     } else {
         double s = 0.0;
 #pragma unroll

@@ -106,6 +106,20 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             })?;
             out.push((format!("two trsv_wide on the FP32 factor, {whose} triangles"), t));
         }
+        // Each of those solves alone: forward and backward, transposed and
+        // not.
+        for (uplo, op, diag) in [
+            (Uplo::Lower, Op::NoTrans, Diag::NonUnit),
+            (Uplo::Lower, Op::Trans, Diag::NonUnit),
+            (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
+            (Uplo::Upper, Op::Trans, Diag::NonUnit),
+        ] {
+            let t = per_call(&mut || {
+                cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+                cuda.trsv_wide(uplo, op, diag, View::dense(&work, n, n)?, ViewMut::dense(&mut x, n, 1)?)
+            })?;
+            out.push((format!("one trsv_wide on the FP32 factor, {uplo:?} {op:?}"), t));
+        }
         // The row interchanges of an LU's solve, on one vector, by pivots
         // as partial pivoting leaves them (row i with one at or below it).
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
