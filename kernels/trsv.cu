@@ -173,7 +173,7 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
         // transposing reduction: at each level a lane keeps half of its
         // sums and sends the other half to its partner, so the warp's 16
         // sums take 16 shuffles in 5 dependent steps (a tree for each sum
-        // took 80, which this last block row of the chain waited for).
+        // took 80, on the chain's critical path).
         // Lanes 2q and 2q + 1 end with sum q.
         static_assert(TRSV_PER == 16 && WARP == 32, "the reduction's levels assume 16 sums a lane");
 #pragma unroll
@@ -224,13 +224,13 @@ __device__ void trsv_wide(const T* __restrict__ a, long long lda, long long n, i
 #define GPUMAT_TRSV_KERNELS(T, SUFFIX)                                                                        \
     extern "C" __global__ void __launch_bounds__(TRSV_THREADS)                                                \
         trsv_wide_##SUFFIX##_n(const T* a, long long lda, long long n, int lower, int unit, double* x,        \
-                               long long incx, int* ticket, Cell* cells, unsigned epoch) {                   \
-        trsv_wide<T, false>(a, lda, n, lower, unit, x, incx, ticket, cells, epoch);                                          \
+                               long long incx, int* ticket, Cell* cells, unsigned epoch) {                    \
+        trsv_wide<T, false>(a, lda, n, lower, unit, x, incx, ticket, cells, epoch);                           \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(TRSV_THREADS)                                                \
         trsv_wide_##SUFFIX##_t(const T* a, long long lda, long long n, int lower, int unit, double* x,        \
-                               long long incx, int* ticket, Cell* cells, unsigned epoch) {                   \
-        trsv_wide<T, true>(a, lda, n, lower, unit, x, incx, ticket, cells, epoch);                                           \
+                               long long incx, int* ticket, Cell* cells, unsigned epoch) {                    \
+        trsv_wide<T, true>(a, lda, n, lower, unit, x, incx, ticket, cells, epoch);                            \
     }
 
 GPUMAT_TRSV_KERNELS(float, f32)

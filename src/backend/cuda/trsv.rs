@@ -1,8 +1,9 @@
 //! [`Backend::trsv_wide`](crate::backend::Backend::trsv_wide) on the GPU:
 //! `kernels/trsv.cu`, every block row of the triangle in flight at once,
 //! each with its diagonal tile inverted, and the substitution passed from
-//! block to block through flagged cells, where cuBLAS's `trsv` on the widened factor
-//! reads twice the bytes and waits at every block of the chain.
+//! block to block through flagged cells, where cuBLAS's `trsv` on the
+//! widened factor reads twice the bytes and waits at every block of the
+//! chain.
 
 use cudarc::driver::LaunchConfig;
 
