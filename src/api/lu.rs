@@ -24,6 +24,9 @@ pub struct Lu<T: Scalar> {
     data: Matrix<T>,
     /// The `n` pivots, 1-based as LAPACK's `ipiv`, on the device.
     ipiv: Storage<i32>,
+    /// The rows of `P·A` as one permutation ([`lu::permutation`]), on the
+    /// device, for the solves; `None` without interchanges.
+    rows: Option<Storage<i32>>,
     /// `‖A_s‖₁`, for the condition estimate.
     a_norm: f64,
     /// The exponents `r` and `c`, when `A` was equilibrated.
@@ -77,7 +80,7 @@ impl<T: Scalar> Matrix<T> {
             None
         };
         let a_norm = data.norm(Norm::One)?.to_f64();
-        let ipiv = with_backend!(self.device(), be => {
+        let (ipiv, rows) = with_backend!(self.device(), be => {
             let mut ipiv = be.alloc::<i32>(n)?;
             let mut info = be.upload(&[0i32])?;
             let mut status = ViewMut::dense(&mut info, 1, 1)?;
@@ -91,9 +94,18 @@ impl<T: Scalar> Matrix<T> {
             if first[0] != 0 {
                 return Err(Error::Singular { pivot: first[0] as usize });
             }
-            be.wrap(ipiv)
+            // Solves then move each row once, where laswp would follow
+            // the n interchanges one after another on every call.
+            let rows = if pivoting == Pivoting::Partial && n > 0 {
+                let mut pivots = vec![0i32; n];
+                be.download(&ipiv, &mut pivots)?;
+                Some(be.wrap(be.upload(&lu::permutation(&pivots)?)?))
+            } else {
+                None
+            };
+            (be.wrap(ipiv), rows)
         });
-        Ok(Lu { n, data, ipiv, a_norm, scaling })
+        Ok(Lu { n, data, ipiv, rows, a_norm, scaling })
     }
 
     /// `A⁻¹`, through LU: `Singular` if a pivot is zero, `IllConditioned`
@@ -246,22 +258,19 @@ impl<T: Scalar> Lu<T> {
     /// `X := op(A)⁻¹·X` on `be`, the factor's own backend, without checks:
     /// what `solve` enqueues.
     pub(crate) fn solve_on<B: Resident>(&self, be: &B, op: Op, x: ViewMut<'_, B, T>) -> Result<()> {
-        self.solve_scaled(be, op, x, |lu, ipiv, x| lu::solve_in_place(be, lu, ipiv, op, x))
+        self.solve_scaled(be, op, x, |lu, rows, x| lu::solve_in_place(be, lu, rows, op, x))
     }
 
     /// [`solve_on`](Self::solve_on) for FP64 columns whatever the factor's
-    /// precision (an FP32 factor's entries widened as they are read), the
-    /// interchanges as the permutation `rows` of the pivots
-    /// ([`lu::permutation`]; `None` for an unpivoted factor): the
+    /// precision (an FP32 factor's entries widened as they are read): the
     /// preconditioner of refinement.
-    pub(crate) fn solve_wide_on<B: Resident>(
-        &self,
-        be: &B,
-        op: Op,
-        rows: Option<View<'_, B, i32>>,
-        x: ViewMut<'_, B, f64>,
-    ) -> Result<()> {
-        self.solve_scaled(be, op, x, |lu, _, x| lu::solve_wide_in_place(be, lu, rows, op, x))
+    pub(crate) fn solve_wide_on<B: Resident>(&self, be: &B, op: Op, x: ViewMut<'_, B, f64>) -> Result<()> {
+        self.solve_scaled(be, op, x, |lu, rows, x| lu::solve_wide_in_place(be, lu, rows, op, x))
+    }
+
+    /// The permutation of the rows on `be`, `None` without interchanges.
+    fn rows_on<'s, B: Resident>(&'s self, be: &B) -> Result<Option<View<'s, B, i32>>> {
+        self.rows.as_ref().map(|r| View::dense(ipiv_buffer(be, r)?, self.n, 1)).transpose()
     }
 
     /// `solve` between the scalings of the equilibrated factor.
@@ -270,7 +279,7 @@ impl<T: Scalar> Lu<T> {
         be: &B,
         op: Op,
         mut x: ViewMut<'_, B, E>,
-        solve: impl FnOnce(View<'_, B, T>, View<'_, B, i32>, ViewMut<'_, B, E>) -> Result<()>,
+        solve: impl FnOnce(View<'_, B, T>, Option<View<'_, B, i32>>, ViewMut<'_, B, E>) -> Result<()>,
     ) -> Result<()> {
         // A = 2^−r·A_s·2^−c: A·X = B is A_s·(2^−c·X) = 2^r·B, and
         // Aᵀ·X = B is A_sᵀ·(2^−r·X) = 2^c·B.
@@ -280,9 +289,8 @@ impl<T: Scalar> Lu<T> {
             (Some(s), Op::Trans) => (&s.cols, &s.rows),
             (None, _) => (&none, &none),
         };
-        let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, self.n, 1)?;
         equilibrate::scale_rows(be, before, x.rb_mut())?;
-        solve(self.data.view()?, ipiv, x.rb_mut())?;
+        solve(self.data.view()?, self.rows_on(be)?, x.rb_mut())?;
         equilibrate::scale_rows(be, after, x)
     }
 
@@ -335,11 +343,7 @@ impl<T: Scalar> Lu<T> {
     /// matrix factored, the equilibrated one when `A` was, as LAPACK's
     /// `dgesvx` reports it.
     pub fn rcond(&self) -> Result<f64> {
-        let n = self.n;
-        with_backend!(self.data.device(), be => {
-            let ipiv = View::dense(ipiv_buffer(be, &self.ipiv)?, n, 1)?;
-            lu::rcond(be, self.data.view()?, ipiv, self.a_norm)
-        })
+        with_backend!(self.data.device(), be => lu::rcond(be, self.data.view()?, self.rows_on(be)?, self.a_norm))
     }
 
     /// `Pᵀ·L·U` (`2^−r·Pᵀ·L·U·2^−c` when equilibrated), which is `A` up to

@@ -26,7 +26,7 @@ use crate::backend::{Backend, Compute, Op, Pivoting, View, ViewMut, random};
 use crate::factor::cholesky::CholeskyParams;
 use crate::factor::condition;
 use crate::factor::equilibrate::{self, Scaling, pow2};
-use crate::factor::lu::{LuParams, permutation};
+use crate::factor::lu::LuParams;
 use crate::solve::refine::{self, RefineParams, Refinement, Steps};
 use crate::{Error, Result};
 
@@ -295,12 +295,10 @@ impl Matrix<f64> {
     }
 }
 
-/// A factorization in single precision; an LU's with the permutation of
-/// its pivots, formed once for the many solves of refinement (`laswp`
-/// follows the pivots one after another on every vector).
-enum LowFactor<B: Resident> {
+/// A factorization in single precision.
+enum LowFactor {
     Cholesky(Cholesky<f32>),
-    Lu(Lu<f32>, B::Buffer<i32>),
+    Lu(Lu<f32>),
     /// `Uᵀ·A·V = L·U` for the butterflies of [`BUTTERFLY_STREAMS`].
     Butterfly(Lu<f32>),
 }
@@ -312,7 +310,7 @@ const BUTTERFLY_STREAMS: (u64, u64) = (0x5EED_B077_E4F1_0001, 0x5EED_B077_E4F1_0
 
 /// A low-precision factorization, or why it failed and whether it was the
 /// LU after random butterflies.
-type Attempt<B> = std::result::Result<(Method, LowFactor<B>), (String, bool)>;
+type Attempt = std::result::Result<(Method, LowFactor), (String, bool)>;
 
 /// Why the low-precision path gave no answer, its steps so far, and whether
 /// its factor was the LU after random butterflies.
@@ -353,7 +351,7 @@ fn low_precision<B: Resident>(
     let name = precision.name();
     let (ku, kv) = (random::key(BUTTERFLY_STREAMS.0), random::key(BUTTERFLY_STREAMS.1));
     let params = LuParams { update: compute, ..LuParams::for_order(n) };
-    let lu = |mut low: Matrix<f32>| -> Result<Attempt<B>> {
+    let lu = |mut low: Matrix<f32>| -> Result<Attempt> {
         if options.lu == LowLu::Butterfly {
             be.butterfly(Some((ku, Op::Trans)), Some(kv), low.view_mut()?)?;
             // Leaves as wide as the GPU's panel kernel without pivoting.
@@ -372,10 +370,7 @@ fn low_precision<B: Resident>(
             };
         }
         match low.lu_with(Pivoting::Partial, params) {
-            Ok(f) => {
-                let rows = be.upload(&permutation(&f.pivots()?)?)?;
-                Ok(Ok((Method::Lu, LowFactor::Lu(f, rows))))
-            }
+            Ok(f) => Ok(Ok((Method::Lu, LowFactor::Lu(f)))),
             Err(Error::Singular { pivot }) => {
                 Ok(Err((format!("the {name} LU factorization met a zero pivot in column {pivot}"), false)))
             }
@@ -424,12 +419,12 @@ fn low_precision<B: Resident>(
         be.scale_rows(View::dense(before, n, 1)?, v.rb_mut())?;
         match &factor {
             LowFactor::Cholesky(f) => f.solve_wide_on(be, v.rb_mut())?,
-            LowFactor::Lu(f, rows) => f.solve_wide_on(be, op, Some(View::dense(rows, n, 1)?), v.rb_mut())?,
+            LowFactor::Lu(f) => f.solve_wide_on(be, op, v.rb_mut())?,
             LowFactor::Butterfly(f) => {
                 // A_s⁻¹ = V·(L·U)⁻¹·Uᵀ and A_s⁻ᵀ = U·(L·U)⁻ᵀ·Vᵀ.
                 let (first, last) = if op == Op::NoTrans { (ku, kv) } else { (kv, ku) };
                 be.butterfly(Some((first, Op::Trans)), None, v.rb_mut())?;
-                f.solve_wide_on(be, op, None, v.rb_mut())?;
+                f.solve_wide_on(be, op, v.rb_mut())?;
                 be.butterfly(Some((last, Op::NoTrans)), None, v.rb_mut())?;
             }
         }

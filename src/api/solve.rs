@@ -120,9 +120,10 @@ pub fn check_rcond<T: Scalar>(rcond: f64) -> Result<f64> {
 /// A factorization chosen for a solve.
 enum Factor<T: Scalar> {
     Cholesky(Cholesky<T>),
-    // Boxed: D on the host, and more, make it twice the others' size.
+    // Boxed: D on the host, and more, make it twice the others' size; the
+    // pivots and their permutation make the LU's too.
     Ldlt(Box<Ldlt<T>>),
-    Lu(Lu<T>),
+    Lu(Box<Lu<T>>),
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -214,7 +215,7 @@ impl<T: Scalar> Matrix<T> {
         let mut fallback = None;
         // ‖A‖₁ of the dense A is that of the symmetric matrix: A is exactly symmetric.
         let factor = match (symmetric, options.method) {
-            (false, _) => Factor::Lu(self.lu()?),
+            (false, _) => Factor::Lu(Box::new(self.lu()?)),
             (true, Method::Ldlt { pivoted }) => Factor::Ldlt(Box::new(ldlt_of(self, options, pivoted, a_norm)?)),
             (true, _) => match cholesky_of(self, options.storage) {
                 Ok(f) => Factor::Cholesky(f),
