@@ -3,11 +3,12 @@
 //! itself), and the cost per call of each primitive at the shapes the
 //! blocked algorithm uses, with cuBLAS's `trsm` beside ours; beside each,
 //! the host's time to enqueue it (when the two are close, the host is the
-//! limit).
+//! limit); and what a solve adds to the factorization (one vector through
+//! the permutation, the condition estimate).
 
 use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer, vendor};
-use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Op, Pivoting, Side, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Norm, Op, Pivoting, Side, View, ViewMut};
 use gpumat::factor::lu::{self, LuParams};
 use gpumat::layout::Uplo;
 use serde_json::{Value, json};
@@ -88,6 +89,31 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
         drop(c);
         // Pivots of a real factorization, for the interchanges below.
         factor(n, params)?;
+        // What `Matrix::solve` adds to the factorization: the permutation
+        // formed once from the pivots, a solve of one vector through it, and
+        // the condition estimate (a handful of such solves in FP64).
+        let perm = {
+            let mut host = vec![0i32; n];
+            cuda.download(&ipiv, &mut host)?;
+            cuda.upload(&lu::permutation(&host)?)?
+        };
+        let x0 = random(cuda, n, 7)?;
+        let mut x = cuda.alloc::<f64>(n)?;
+        out.push((
+            "solve of one vector through the permutation".into(),
+            per_call(&mut || {
+                cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+                let rows_ = Some(View::dense(&perm, n, 1)?);
+                lu::solve_in_place(cuda, View::dense(&w, n, n)?, rows_, Op::NoTrans, ViewMut::dense(&mut x, n, 1)?)
+            })?,
+        ));
+        let a_norm = cuda.norm(Norm::One, View::dense(&a, n, n)?)?;
+        out.push((
+            "condition estimate (rcond) from the factor".into(),
+            per_call(&mut || {
+                lu::rcond(cuda, View::dense(&w, n, n)?, Some(View::dense(&perm, n, 1)?), a_norm).map(drop)
+            })?,
+        ));
         for (rows_, cols) in [(n, leaf), (n / 2, leaf), (512, leaf)] {
             let panel = Block { offset: 0, rows: rows_, cols, ld: n };
             let copy = per_call(&mut || cuda.copy(View::new(&a, panel)?, ViewMut::new(&mut w, panel)?))?;

@@ -5,12 +5,13 @@
 //! panels' own updates native and in TF32; the chain of panels alone (each
 //! block column factored with no trailing update) at two block sizes; and
 //! the two triangular solves of a refinement step by cuBLAS on the FP64
-//! widened factor and on the FP32 factor, and by `trsv_wide`; and `laswp`
-//! of one vector by as many pivots as rows.
+//! widened factor and on the FP32 factor, and by `trsv_wide`; the rest of
+//! a refinement step (the FP64 residual, a norm read to the host); and
+//! `laswp` of one vector by as many pivots as rows.
 
 use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, CudaBuffer};
-use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Op, Side, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Compute, Diag, Norm, Op, Side, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::Uplo;
 use serde_json::{Value, json};
@@ -120,6 +121,24 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             })?;
             out.push((format!("one trsv_wide on the FP32 factor, {uplo:?} {op:?}"), t));
         }
+        // The rest of a refinement step on the FP64 matrix: the residual
+        // b − A·x (a product with one column), and a norm read to the host.
+        let wide_a = View::dense(&wide, n, n)?;
+        let t = per_call(&mut || {
+            cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+            cuda.gemm(
+                -1.0,
+                wide_a,
+                Op::NoTrans,
+                View::dense(&x0, n, 1)?,
+                Op::NoTrans,
+                1.0,
+                ViewMut::dense(&mut x, n, 1)?,
+            )
+        })?;
+        out.push(("residual b - A x in FP64, a product with one column".into(), t));
+        let t = per_call(&mut || cuda.norm(Norm::Max, View::dense(&x, n, 1)?).map(drop))?;
+        out.push(("max norm of a vector, read to the host".into(), t));
         // The row interchanges of an LU's solve, on one vector, by pivots
         // as partial pivoting leaves them (row i with one at or below it).
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
