@@ -447,3 +447,39 @@ fn gmres_keeps_converging_where_classical_refinement_is_too_slow() {
     assert!(sol.relative_residual <= (m as f64).sqrt() * f64::EPSILON, "{:e}", sol.relative_residual);
     assert!(rel_error(&host(&sol.x), &reference) <= kappa * f64::EPSILON);
 }
+
+#[test]
+fn gmres_through_the_explicit_inverse_converges_as_through_solves() {
+    // The same Table 2 problem with GMRES's preconditioner applied by
+    // triangular solves and by products with L⁻¹ formed in FP64: one
+    // operator to FP64's rounding, so the same path, steps within one, and
+    // both at the accuracy the stopping test promises.
+    let m = 256;
+    let (a, d, b) = seed_problem(2008, m, true);
+    let (reference, kappa) = faer_normal_equations(&a, m, 2 * m, &d, &b);
+    let (da, db, dd) = (upload(&a, m, 2 * m), upload(&b, 2 * m, 1), upload(&d, 2 * m, 1));
+    let [solves, products] = [0, m].map(|up_to| {
+        let params =
+            WlsParams { refinement: gpumat::Refinement::Gmres, inverse_up_to: Some(up_to), ..Default::default() };
+        wls_with(&da, &db, Some(&dd), params).unwrap()
+    });
+    for (how, sol) in [("solves", &solves), ("products", &products)] {
+        assert_eq!(sol.path, WlsPath::Refined, "{how}");
+        assert!(sol.gmres_iterations > 0, "{how}: no GMRES iteration");
+        assert!(sol.relative_residual <= (m as f64).sqrt() * f64::EPSILON, "{how}: η = {:e}", sol.relative_residual);
+        let error = rel_error(&host(&sol.x), &reference);
+        assert!(error <= kappa * f64::EPSILON, "{how}: error {error:e} (κ = {kappa:e})");
+    }
+    eprintln!(
+        "by solves: {} steps, {} GMRES; by products: {} steps, {} GMRES",
+        solves.iterations, solves.gmres_iterations, products.iterations, products.gmres_iterations
+    );
+    assert!(
+        solves.iterations.abs_diff(products.iterations) <= 1,
+        "{} vs {} steps",
+        solves.iterations,
+        products.iterations
+    );
+    let (s, p) = (solves.gmres_iterations, products.gmres_iterations);
+    assert!(s.abs_diff(p) <= 1 + s / 10, "GMRES iterations: {s} by solves, {p} by products");
+}

@@ -345,6 +345,14 @@ pub trait Backend: Sized + Send + Sync + 'static {
         self.triangular(Triangular::Multiply, side, uplo, op, diag, alpha, a, b)
     }
 
+    /// The largest order of a triangular factor that an iteration applying
+    /// it many times (GMRES's preconditioner) applies better through its
+    /// explicit inverse, formed once, than by [`trsv_wide`](Self::trsv_wide):
+    /// 0 for none. On a GPU each solve waits at every block row of its
+    /// chain and a product with the inverse does not; on the CPU a solve
+    /// costs what a product does, and forming the inverse never pays.
+    const SOLVES_BY_INVERSE_UP_TO: usize = 0;
+
     /// Solves `op(A)·x = b` for one vector, overwriting `x` (a row or a
     /// column): in FP64 arithmetic whatever `A`'s precision, each entry of
     /// `A` widened exactly as it is read. The triangular solves of

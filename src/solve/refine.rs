@@ -269,8 +269,19 @@ impl<B: Backend> Gmres<B> {
             }
             let [h0, h1] = &mut self.h;
             be.axpy(1.0, View::dense(h1, k + 1, 1)?, ViewMut::dense(h0, k + 1, 1)?)?;
-            let w_norm = be.norm(Norm::Frobenius, basis::<B>(&self.v, n, m, k + 1, 1)?)?;
+            // ‖w‖² beside h: the iteration's one read to the host. A square
+            // that over- or underflows is taken again as a scaled norm.
+            {
+                let w = basis::<B>(&self.v, n, m, k + 1, 1)?;
+                let sq = ViewMut::dense(h0, k + 2, 1)?.sub_mut(k + 1, 0, 1, 1)?;
+                be.gemm(1.0, w, Op::Trans, w, Op::NoTrans, 0.0, sq)?;
+            }
             be.download(&self.h[0], &mut host)?;
+            let w_norm = if host[k + 1].is_normal() {
+                host[k + 1].sqrt()
+            } else {
+                be.norm(Norm::Frobenius, basis::<B>(&self.v, n, m, k + 1, 1)?)?
+            };
             let mut col: Vec<f64> = host[..=k].to_vec();
             col.push(w_norm);
             if w_norm > 0.0 && w_norm.is_finite() {

@@ -88,6 +88,12 @@ pub struct WlsParams {
     /// GMRES forms its products `G·v = A·D²·Aᵀ·v` from `A` in
     /// double-double. An FP64 factor corrects classically.
     pub refinement: Refinement,
+    /// GMRES applies the low-precision factor through `L⁻¹`, formed in
+    /// FP64 when it starts ([`cholesky::inverse_lower_wide`]), for `m` up to
+    /// this, and by triangular solves beyond; `None`: the backend's
+    /// [`SOLVES_BY_INVERSE_UP_TO`](Backend::SOLVES_BY_INVERSE_UP_TO). The
+    /// two are the same operator to FP64's rounding.
+    pub inverse_up_to: Option<usize>,
 }
 
 impl Default for WlsParams {
@@ -99,6 +105,7 @@ impl Default for WlsParams {
             max_condition: 1e10,
             cholesky: None,
             refinement: Refinement::Auto,
+            inverse_up_to: None,
         }
     }
 }
@@ -432,10 +439,12 @@ fn refine<B: Backend, T: Scalar>(
     // read: GMRES needs one fixed operator, which FP32 solves are not once
     // κ(G)·u₃₂ nears 1.
     let may_gmres = params.refinement != Refinement::Classical && T::NAME != "f64";
+    let by_inverse = m <= params.inverse_up_to.unwrap_or(B::SOLVES_BY_INVERSE_UP_TO);
     let start_gmres = || -> Result<_> {
         let n = problem.d.block().vector_len().unwrap_or(0);
         let g = Gmres::new(be, m, RefineParams::default().max_inner)?;
-        Ok((g, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?))
+        let inverse = by_inverse.then(|| cholesky::inverse_lower_wide(be, View::dense(l, m, m)?)).transpose()?;
+        Ok((g, be.alloc::<f64>(n)?, be.alloc::<f64>(m)?, be.alloc::<f64>(m)?, inverse))
     };
     let (mut gmres, mut gmres_from) = if may_gmres && params.refinement == Refinement::Gmres {
         (Some(start_gmres()?), Some(1))
@@ -534,7 +543,7 @@ fn refine<B: Backend, T: Scalar>(
                     gmres_from = Some(steps.len() + 1);
                 }
             }
-            Some((g, zeros, d, minus_v)) => {
+            Some((g, zeros, d, minus_v, inverse)) => {
                 // d from GMRES on G·d = r, then d into r as the classical
                 // step leaves it.
                 be.fill(ViewMut::dense(d, m, 1)?, 0.0)?;
@@ -551,8 +560,13 @@ fn refine<B: Backend, T: Scalar>(
                         w,
                     )
                 };
-                let mut precondition =
-                    |v: ViewMut<'_, B, f64>| cholesky::solve_wide_in_place(be, Uplo::Lower, View::dense(l, m, m)?, v);
+                let mut work = be.alloc::<f64>(m)?;
+                let mut precondition = |v: ViewMut<'_, B, f64>| match inverse {
+                    Some(x) => {
+                        cholesky::apply_inverse_wide(be, View::dense(x, m, m)?, v, ViewMut::dense(&mut work, m, 1)?)
+                    }
+                    None => cholesky::solve_wide_in_place(be, Uplo::Lower, View::dense(l, m, m)?, v),
+                };
                 let inner = RefineParams::default();
                 gmres_iterations += g.solve(
                     be,

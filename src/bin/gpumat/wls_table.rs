@@ -27,6 +27,11 @@ pub struct Args {
     /// 1e-8); by default the scale-invariant test of LAPACK's dsposv.
     #[arg(long, value_name = "EPS", value_parser = positive_number)]
     tolerance: Option<f64>,
+    /// GMRES applies the f32 factor through its inverse, formed in FP64,
+    /// for m up to this (0: by triangular solves); by default the device's
+    /// choice.
+    #[arg(long, value_name = "M")]
+    inverse_up_to: Option<usize>,
 }
 
 /// A number of unknowns whose problem has a size: `2m` and the `m × 2m`
@@ -68,7 +73,7 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         wls_problem::fits(m)?;
     }
     let stopping = args.tolerance.map_or(Stopping::Backward, Stopping::Absolute);
-    let mixed = WlsParams { stopping, ..WlsParams::default() };
+    let mixed = WlsParams { stopping, inverse_up_to: args.inverse_up_to, ..WlsParams::default() };
     let fp64 = WlsParams { precision: Precision::F64, ..WlsParams::default() };
     let table =
         if args.ill_conditioned { "Table 2 (D²ᵢᵢ = 10^(−4+8i/(n−1)))" } else { "Table 1 (D² uniform)" };
@@ -98,10 +103,12 @@ pub fn run(dev: &Device, args: &Args) -> Result<()> {
         let p = upload(dev, args.seed, m, args.ill_conditioned)?;
         // Kernels compile and libraries load on first use, cuBLAS's kernels
         // one shape at a time (each size takes its own), and a factorization
-        // met again at the same memory is recorded as a graph: each size is
-        // solved twice untimed, so that a row times the solves themselves,
-        // as a program that solves many such problems sees them.
-        for _ in 0..2 {
+        // met again at the same memory runs call by call `PLAIN_RUNS` times
+        // and is then recorded as a graph, a capture that costs milliseconds:
+        // each size is solved that many times and once more untimed, so that
+        // a row times the solves themselves, replayed, as a program that
+        // solves many such problems sees them.
+        for _ in 0..=gpumat::backend::cuda::PLAIN_RUNS {
             solve(&p, mixed)?;
             solve(&p, fp64)?;
         }

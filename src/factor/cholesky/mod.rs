@@ -16,4 +16,4 @@ pub(crate) use factor::factor_in_place_once;
 pub use factor::{CholeskyParams, factor_in_place};
 pub use reconstruct::reconstruct;
 pub use rfp::{factor_rfp_in_place, solve_rfp_in_place};
-pub use solve::{solve_in_place, solve_wide_in_place};
+pub use solve::{apply_inverse_wide, inverse_lower_wide, solve_in_place, solve_wide_in_place};
