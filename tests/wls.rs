@@ -420,6 +420,22 @@ fn one_unknown_is_the_weighted_mean() {
     assert!((x[0] - 2.0).abs() <= 1e-15 && (x[1] - 5.0 / 3.0).abs() <= 1e-15, "{x:?}");
 }
 
+/// Table 2 at `m` (seed 2008) on the device, with faer's FP64 solution and
+/// `κ₁(G)`.
+struct TableTwo {
+    reference: Vec<f64>,
+    kappa: f64,
+    a: Matrix<f64>,
+    b: Matrix<f64>,
+    d: Matrix<f64>,
+}
+
+fn table_2_at(m: usize) -> TableTwo {
+    let (a, d, b) = seed_problem(2008, m, true);
+    let (reference, kappa) = faer_normal_equations(&a, m, 2 * m, &d, &b);
+    TableTwo { reference, kappa, a: upload(&a, m, 2 * m), b: upload(&b, 2 * m, 1), d: upload(&d, 2 * m, 1) }
+}
+
 #[test]
 fn gmres_keeps_converging_where_classical_refinement_is_too_slow() {
     // Table 2 at m = 256 (κ(G) ≈ 5e7, κ·u₃₂ ≈ 3): classical corrections
@@ -427,9 +443,7 @@ fn gmres_keeps_converging_where_classical_refinement_is_too_slow() {
     // the FP64 path takes over; GMRES-IR reaches the same accuracy on the
     // low-precision factor in a few steps.
     let m = 256;
-    let (a, d, b) = seed_problem(2008, m, true);
-    let (reference, kappa) = faer_normal_equations(&a, m, 2 * m, &d, &b);
-    let (da, db, dd) = (upload(&a, m, 2 * m), upload(&b, 2 * m, 1), upload(&d, 2 * m, 1));
+    let TableTwo { reference, kappa, a: da, b: db, d: dd } = table_2_at(m);
     let classical = WlsParams { max_iterations: 8, refinement: gpumat::Refinement::Classical, ..Default::default() };
     let sol = wls_with(&da, &db, Some(&dd), classical).unwrap();
     assert!(matches!(sol.path, WlsPath::Fp64 { .. }), "classical: {:?} after {} steps", sol.path, sol.iterations);
@@ -455,9 +469,7 @@ fn gmres_through_the_explicit_inverse_converges_as_through_solves() {
     // operator to FP64's rounding, so the same path, steps within one, and
     // both at the accuracy the stopping test promises.
     let m = 256;
-    let (a, d, b) = seed_problem(2008, m, true);
-    let (reference, kappa) = faer_normal_equations(&a, m, 2 * m, &d, &b);
-    let (da, db, dd) = (upload(&a, m, 2 * m), upload(&b, 2 * m, 1), upload(&d, 2 * m, 1));
+    let TableTwo { reference, kappa, a: da, b: db, d: dd } = table_2_at(m);
     let [solves, products] = [0, m].map(|up_to| {
         let params =
             WlsParams { refinement: gpumat::Refinement::Gmres, inverse_up_to: Some(up_to), ..Default::default() };
