@@ -1,12 +1,13 @@
 //! `--suite trace`: where the time of a full-storage Cholesky factorization
 //! goes: the host's enqueue time against the wall time, and the cost per
-//! call of each primitive at the shapes the blocked algorithm uses. One
+//! call of each primitive at the shapes the blocked algorithm uses; the
+//! solves of one vector and the condition estimate after it. One
 //! factorization each of gpumat and cuSOLVER runs inside a profiler range
 //! (`nsys --capture-range=cudaProfilerApi`, `ncu --profile-from-start off`).
 
 use gpumat::Result;
 use gpumat::backend::cuda::{Cuda, vendor};
-use gpumat::backend::{Backend, Block, BufferMut, Diag, Op, Side, View, ViewMut};
+use gpumat::backend::{Backend, Block, BufferMut, Diag, Norm, Op, Side, View, ViewMut};
 use gpumat::factor::cholesky::{self, CholeskyParams};
 use gpumat::layout::Uplo;
 use serde_json::{Value, json};
@@ -142,6 +143,25 @@ pub fn run(cuda: &Cuda, settings: &Settings) -> Result<Vec<Value>> {
             })?;
             out.push((format!("factorization {uplo:?} (with a copy)"), us));
         }
+        // What `Matrix::solve` adds: the solves of one vector, by `trsm` in
+        // the factor's precision and by FP64 substitution (`trsv_wide`), and
+        // the condition estimate, a handful of the latter.
+        let x0 = crate::harness::inputs::random(cuda, n, 11)?;
+        let mut x = cuda.alloc::<f64>(n)?;
+        let factor = View::dense(&l, n, n)?;
+        let us = per_call(&mut || {
+            cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+            cholesky::solve_in_place(cuda, Uplo::Lower, factor, ViewMut::dense(&mut x, n, 1)?)
+        })?;
+        out.push(("solve of one vector, two trsm".into(), us));
+        let us = per_call(&mut || {
+            cuda.copy(View::dense(&x0, n, 1)?, ViewMut::dense(&mut x, n, 1)?)?;
+            cholesky::solve_wide_in_place(cuda, Uplo::Lower, factor, ViewMut::dense(&mut x, n, 1)?)
+        })?;
+        out.push(("solve of one vector, two trsv_wide".into(), us));
+        let a_norm = cuda.norm(Norm::One, View::dense(&a, n, n)?)?;
+        let us = per_call(&mut || cholesky::rcond(cuda, Uplo::Lower, factor, a_norm).map(drop))?;
+        out.push(("condition estimate (rcond) from the factor".into(), us));
         let side = cuda.side()?;
         let us = per_call(&mut || {
             side.wait_for(cuda)?;

@@ -5,7 +5,7 @@
 //! symmetric matrix is the caller's, as `dpocon`'s `ANORM` is: the factor
 //! no longer holds `A`.
 
-use super::{solve_in_place, solve_rfp_in_place};
+use super::{solve_rfp_in_place, solve_wide_in_place};
 use crate::backend::{Backend, View, ViewMut};
 use crate::factor::condition::{inverse_one_norm_on, reciprocal_condition};
 use crate::layout::{Rfp, Uplo};
@@ -13,13 +13,16 @@ use crate::{Result, Scalar};
 
 /// `1 / (‖A‖₁·‖A⁻¹‖₁)` estimated from the full-storage factor of
 /// `A = L·Lᵀ` (`Lower`) or `A = Uᵀ·U` (`Upper`) and `a_norm = ‖A‖₁`
-/// (`dpocon`). 0 when `A` is zero or a solve overflows; waits for the solves.
+/// (`dpocon`). The estimator's solves are single vectors in FP64
+/// ([`solve_wide_in_place`]), as LU's are. 0 when `A` is zero or a solve
+/// overflows; waits for the solves.
 pub fn rcond<B: Backend, T: Scalar>(be: &B, uplo: Uplo, factor: View<'_, B, T>, a_norm: f64) -> Result<f64> {
     let n = factor.rows();
     if n == 0 || a_norm == 0.0 || !a_norm.is_finite() {
         return Ok(reciprocal_condition(n, a_norm, 1.0));
     }
-    let inverse_norm = inverse_one_norm_on(be, n, |v, _| solve_in_place(be, uplo, factor, ViewMut::dense(v, n, 1)?))?;
+    let inverse_norm =
+        inverse_one_norm_on::<B, f64>(be, n, |v, _| solve_wide_in_place(be, uplo, factor, ViewMut::dense(v, n, 1)?))?;
     Ok(reciprocal_condition(n, a_norm, inverse_norm))
 }
 
